@@ -1,0 +1,520 @@
+//! The adapter interpreter: applies an adapter's rules to parsed records, in source order.
+//!
+//! Output is [`Raw`]: events that still carry vendor words (status, exit code, tool kind) with
+//! the table that translates each. [`super::normalize`] turns them into canonical events.
+
+use serde_json::Value as Json;
+use std::collections::{BTreeMap, HashSet};
+
+use super::spec::{
+    Action, AdapterSpec, Condition, Emit, JsonType, PatchSpec, Pointer, Rule, ValueSpec,
+};
+use crate::events::{SessionFacts, TokenUsage};
+
+/// A vendor word and the table that translates it; `raw` is `None` when the field was absent.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Word {
+    pub(crate) raw: Option<Json>,
+    pub(crate) table: Option<String>,
+}
+
+/// One event as the adapter emitted it, before normalization.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RawEvent {
+    pub(crate) line: usize,
+    pub(crate) timestamp: Option<String>,
+    pub(crate) body: RawBody,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum RawBody {
+    Prompt(String),
+    Assistant(String),
+    Thinking(Option<String>),
+    Interrupt,
+    Compaction(Option<String>),
+    ToolCall(RawCall),
+    ToolResult(RawResult),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RawCall {
+    pub(crate) call_id: String,
+    pub(crate) name: String,
+    pub(crate) kind: Option<Word>,
+    pub(crate) input: Json,
+    pub(crate) command: Option<String>,
+    pub(crate) paths: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RawResult {
+    pub(crate) call_id: String,
+    pub(crate) output: Option<String>,
+    pub(crate) status: Option<Word>,
+    pub(crate) exit_code: Option<Word>,
+    pub(crate) patch: Option<String>,
+    pub(crate) agent_id: Option<String>,
+}
+
+/// Everything read from one stream of records.
+#[derive(Debug, Default)]
+pub(crate) struct Raw {
+    pub(crate) events: Vec<RawEvent>,
+    /// Inline subagent records, by agent id, in first-seen order of agents.
+    pub(crate) sidechains: Vec<(String, Vec<RawEvent>)>,
+    pub(crate) facts: SessionFacts,
+    /// Records skipped on purpose, by the adapter's reason.
+    pub(crate) skipped: BTreeMap<String, usize>,
+    /// Records no rule matched, by type name: (count, first line).
+    pub(crate) unmatched: BTreeMap<String, (usize, usize)>,
+    /// Records skipped because their dedup key was seen before.
+    pub(crate) duplicates: usize,
+}
+
+/// Applies one adapter to records fed one at a time.
+pub(crate) struct Interpreter<'a> {
+    spec: &'a AdapterSpec,
+    raw: Raw,
+    seen_records: HashSet<String>,
+    seen_text: HashSet<(u8, String, String)>,
+    seen_usage: HashSet<String>,
+    tokens: TokenUsage,
+    has_tokens: bool,
+}
+
+struct Ctx<'r> {
+    record: &'r Json,
+    line: usize,
+    timestamp: Option<String>,
+}
+
+impl<'a> Interpreter<'a> {
+    pub(crate) fn new(spec: &'a AdapterSpec) -> Self {
+        Self {
+            spec,
+            raw: Raw::default(),
+            seen_records: HashSet::new(),
+            seen_text: HashSet::new(),
+            seen_usage: HashSet::new(),
+            tokens: TokenUsage::default(),
+            has_tokens: false,
+        }
+    }
+
+    /// Feeds one record (its 1-based line number is kept for messages).
+    pub(crate) fn record(&mut self, line: usize, record: &Json) {
+        let spec = self.spec;
+        if let Some(key) = spec.records.dedup.as_ref().and_then(|k| eval_str(k, record, record))
+            && !self.seen_records.insert(key)
+        {
+            self.raw.duplicates += 1;
+            return;
+        }
+        self.facts(record);
+        let timestamp = spec
+            .session
+            .timestamp
+            .as_ref()
+            .and_then(|t| eval_str(t, record, record));
+        let ctx = Ctx {
+            record,
+            line,
+            timestamp,
+        };
+        let sidechain = spec
+            .records
+            .sidechain
+            .as_ref()
+            .filter(|s| all(&s.when, record, record))
+            .map(|s| eval_str(&s.agent, record, record).unwrap_or_else(|| "inline".to_owned()));
+        let mut out = Vec::new();
+        if !self.rules(&spec.event_map, record, &ctx, &mut out) {
+            self.unmatched(record, line);
+        }
+        match sidechain {
+            Some(agent) => match self.raw.sidechains.iter_mut().find(|(a, _)| *a == agent) {
+                Some((_, events)) => events.extend(out),
+                None => self.raw.sidechains.push((agent, out)),
+            },
+            None => self.raw.events.extend(out),
+        }
+    }
+
+    /// Finishes reading and returns what was read.
+    pub(crate) fn finish(mut self) -> Raw {
+        if self.has_tokens {
+            self.raw.facts.tokens = Some(self.tokens);
+        }
+        self.raw
+    }
+
+    fn unmatched(&mut self, item: &Json, line: usize) {
+        let name = self
+            .spec
+            .records
+            .type_at
+            .as_ref()
+            .and_then(|p| resolve(p, item, item))
+            .map(scalar_string)
+            .unwrap_or_else(|| "(no type)".to_owned());
+        let entry = self.raw.unmatched.entry(name).or_insert((0, line));
+        entry.0 += 1;
+    }
+
+    fn facts(&mut self, record: &Json) {
+        let s = &self.spec.session;
+        let facts = &mut self.raw.facts;
+        let first = |slot: &mut Option<String>, spec: &Option<ValueSpec>| {
+            if slot.is_none()
+                && let Some(v) = spec
+                    .as_ref()
+                    .and_then(|v| eval_str(v, record, record))
+                    .filter(|v| !v.is_empty())
+            {
+                *slot = Some(v);
+            }
+        };
+        first(&mut facts.id, &s.id);
+        first(&mut facts.branch, &s.branch);
+        first(&mut facts.version, &s.version);
+        first(&mut facts.model, &s.model);
+        if let Some(cwd) = s
+            .cwd
+            .as_ref()
+            .and_then(|v| eval_str(v, record, record))
+            .filter(|v| !v.is_empty())
+        {
+            if facts.cwd.is_none() {
+                facts.cwd = Some(cwd.clone());
+            }
+            if !facts.cwds.contains(&cwd) {
+                facts.cwds.push(cwd);
+            }
+        }
+        if let Some(ts) = s
+            .timestamp
+            .as_ref()
+            .and_then(|v| eval_str(v, record, record))
+        {
+            if facts.started_at.as_ref().is_none_or(|t| ts < *t) {
+                facts.started_at = Some(ts.clone());
+            }
+            if facts.ended_at.as_ref().is_none_or(|t| ts > *t) {
+                facts.ended_at = Some(ts);
+            }
+        }
+        if let Some(u) = &s.usage
+            && let Some(key) = eval_str(&u.key, record, record)
+            && self.seen_usage.insert(key)
+        {
+            let sum = |specs: &[ValueSpec]| -> Option<u64> {
+                let vals: Vec<u64> = specs
+                    .iter()
+                    .filter_map(|v| eval(v, record, record).and_then(|j| j.as_u64()))
+                    .collect();
+                (!vals.is_empty()).then(|| vals.iter().sum())
+            };
+            let input = sum(&u.input);
+            let output = sum(&u.output);
+            if input.is_some() || output.is_some() {
+                self.has_tokens = true;
+                self.tokens.input += input.unwrap_or(0);
+                self.tokens.output += output.unwrap_or(0);
+            }
+        }
+    }
+
+    /// Applies the first matching rule; returns whether any rule matched.
+    fn rules(&mut self, rules: &[Rule], item: &Json, ctx: &Ctx<'_>, out: &mut Vec<RawEvent>) -> bool {
+        let Some(rule) = rules.iter().find(|r| all(&r.when, item, ctx.record)) else {
+            return false;
+        };
+        match &rule.action {
+            Action::Skip(reason) => {
+                *self.raw.skipped.entry(reason.clone()).or_insert(0) += 1;
+            }
+            Action::Emit(emit) => {
+                if let Some(body) = self.emit(emit, item, ctx.record) {
+                    out.push(RawEvent {
+                        line: ctx.line,
+                        timestamp: ctx.timestamp.clone(),
+                        body,
+                    });
+                }
+            }
+            Action::Each { at, rules } => {
+                if let Some(Json::Array(items)) = resolve(at, item, ctx.record) {
+                    for element in items {
+                        if !self.rules(rules, element, ctx, out) {
+                            self.unmatched(element, ctx.line);
+                        }
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    fn emit(&mut self, emit: &Emit, item: &Json, record: &Json) -> Option<RawBody> {
+        let s = |v: &ValueSpec| eval_str(v, item, record);
+        let word = |v: &Option<ValueSpec>| {
+            v.as_ref().map(|v| Word {
+                raw: eval(v, item, record),
+                table: v.map.clone(),
+            })
+        };
+        Some(match emit {
+            Emit::Prompt { text } => RawBody::Prompt(s(text)?),
+            Emit::Assistant { text, key } => {
+                let text = s(text)?;
+                if !self.first_time(0, key.as_ref().and_then(|k| s(k)), &text) {
+                    return None;
+                }
+                RawBody::Assistant(text)
+            }
+            Emit::Thinking { text, key } => {
+                let text = text.as_ref().and_then(s).filter(|t| !t.trim().is_empty());
+                let body = text.clone().unwrap_or_default();
+                if !self.first_time(1, key.as_ref().and_then(|k| s(k)), &body) {
+                    return None;
+                }
+                RawBody::Thinking(text)
+            }
+            Emit::Interrupt => RawBody::Interrupt,
+            Emit::Compaction { summary } => RawBody::Compaction(summary.as_ref().and_then(s)),
+            Emit::ToolCall(c) => RawBody::ToolCall(RawCall {
+                call_id: s(&c.call_id)?,
+                name: s(&c.name).unwrap_or_default(),
+                kind: word(&c.kind),
+                input: c
+                    .input
+                    .as_ref()
+                    .and_then(|v| eval(v, item, record))
+                    .unwrap_or(Json::Null),
+                command: c.command.as_ref().and_then(s),
+                paths: c.paths.iter().filter_map(s).collect(),
+            }),
+            Emit::ToolResult(r) => RawBody::ToolResult(RawResult {
+                call_id: s(&r.call_id)?,
+                output: r.output.as_ref().and_then(s),
+                status: word(&r.status),
+                exit_code: word(&r.exit_code),
+                patch: r.patch.as_ref().and_then(|p| patch(p, item, record)),
+                agent_id: r.agent_id.as_ref().and_then(s),
+            }),
+        })
+    }
+
+    /// Keyed text events are kept once per (kind, key, text); unkeyed ones always.
+    fn first_time(&mut self, kind: u8, key: Option<String>, text: &str) -> bool {
+        match key {
+            Some(key) => self.seen_text.insert((kind, key, text.to_owned())),
+            None => true,
+        }
+    }
+}
+
+/// Whether a condition holds for a whole record (used by detection).
+pub(crate) fn condition_holds(cond: &Condition, record: &Json) -> bool {
+    holds(cond, record, record)
+}
+
+fn all(conds: &[Condition], item: &Json, record: &Json) -> bool {
+    conds.iter().all(|c| holds(c, item, record))
+}
+
+fn holds(cond: &Condition, item: &Json, record: &Json) -> bool {
+    match cond {
+        Condition::Eq(p, v) => resolve(p, item, record) == Some(v),
+        Condition::OneOf(p, vs) => resolve(p, item, record).is_some_and(|x| vs.contains(x)),
+        Condition::Present(p, want) => {
+            resolve(p, item, record).is_some_and(|v| !v.is_null()) == *want
+        }
+        Condition::Matches(p, re) => {
+            resolve(p, item, record).is_some_and(|v| v.as_str().is_some_and(|s| re.is_match(s)))
+        }
+        Condition::Is(p, t) => resolve(p, item, record).is_some_and(|v| match t {
+            JsonType::String => v.is_string(),
+            JsonType::Array => v.is_array(),
+            JsonType::Object => v.is_object(),
+            JsonType::Number => v.is_number(),
+            JsonType::Bool => v.is_boolean(),
+            JsonType::Null => v.is_null(),
+        }),
+        Condition::Any(cs) => cs.iter().any(|c| holds(c, item, record)),
+        Condition::All(cs) => all(cs, item, record),
+        Condition::Not(c) => !holds(c, item, record),
+    }
+}
+
+fn resolve<'j>(p: &Pointer, item: &'j Json, record: &'j Json) -> Option<&'j Json> {
+    let base = if p.from_record { record } else { item };
+    base.pointer(&p.path)
+}
+
+/// Evaluates a value before any table: the first present pointer, flattened and captured.
+pub(crate) fn eval(spec: &ValueSpec, item: &Json, record: &Json) -> Option<Json> {
+    let found = spec
+        .at
+        .iter()
+        .filter_map(|p| resolve(p, item, record))
+        .find(|v| !v.is_null());
+    let mut value = match (found, &spec.constant) {
+        (Some(v), _) => v.clone(),
+        (None, Some(c)) => c.clone(),
+        (None, None) => return None,
+    };
+    if spec.text {
+        value = Json::String(flatten_text(&value)?);
+    }
+    if let Some(re) = &spec.regex {
+        let text = match &value {
+            Json::String(s) => s.clone(),
+            other => scalar_string(other),
+        };
+        let caps = re.captures(&text)?;
+        let m = caps.get(1).or_else(|| caps.get(0))?;
+        value = Json::String(m.as_str().to_owned());
+    }
+    Some(value)
+}
+
+fn eval_str(spec: &ValueSpec, item: &Json, record: &Json) -> Option<String> {
+    eval(spec, item, record).map(|v| match v {
+        Json::String(s) => s,
+        other => scalar_string(&other),
+    })
+}
+
+/// A scalar's text; other values as compact JSON.
+pub(crate) fn scalar_string(v: &Json) -> String {
+    match v {
+        Json::String(s) => s.clone(),
+        Json::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// Text that is a string, a list of strings or text parts, or an object with `text`.
+fn flatten_text(v: &Json) -> Option<String> {
+    match v {
+        Json::String(s) => Some(s.clone()),
+        Json::Array(items) => {
+            let parts: Vec<String> = items.iter().filter_map(flatten_text).collect();
+            Some(parts.join("\n"))
+        }
+        Json::Object(map) => match map.get("text") {
+            Some(Json::String(s)) => Some(s.clone()),
+            _ => None,
+        },
+        Json::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+fn patch(spec: &PatchSpec, item: &Json, record: &Json) -> Option<String> {
+    match spec {
+        PatchSpec::Unified(v) => eval_str(v, item, record).filter(|s| !s.is_empty()),
+        PatchSpec::Hunks { at, fields, path } => {
+            let Json::Array(hunks) = eval(at, item, record)? else {
+                return None;
+            };
+            if hunks.is_empty() {
+                return None;
+            }
+            let mut out = String::new();
+            if let Some(path) = path.as_ref().and_then(|p| eval_str(p, item, record)) {
+                out.push_str(&format!("--- {path}\n+++ {path}\n"));
+            }
+            for hunk in &hunks {
+                let num = |ptr: &str| hunk.pointer(ptr).and_then(Json::as_u64).unwrap_or(0);
+                out.push_str(&format!(
+                    "@@ -{},{} +{},{} @@\n",
+                    num(&fields.old_start),
+                    num(&fields.old_lines),
+                    num(&fields.new_start),
+                    num(&fields.new_lines)
+                ));
+                if let Some(Json::Array(lines)) = hunk.pointer(&fields.lines) {
+                    for line in lines.iter().filter_map(Json::as_str) {
+                        out.push_str(line);
+                        out.push('\n');
+                    }
+                }
+            }
+            Some(out)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec() -> AdapterSpec {
+        AdapterSpec::parse(
+            "t.yaml",
+            r#"
+name: t
+label: T
+input: { format: jsonl }
+records: { type_at: /type, dedup: /uuid }
+event_map:
+  - when: [{ at: /type, eq: note }]
+    skip: bookkeeping
+  - when: [{ at: /type, eq: msg }]
+    each: /content
+    rules:
+      - when: [{ at: /type, eq: text }]
+        emit: { kind: assistant, text: /text, key: ^/id }
+      - when: [{ at: /type, eq: call }]
+        emit: { kind: tool_call, call_id: /id, name: /name, input: /input }
+  - when: [{ at: /type, eq: out }]
+    emit:
+      kind: tool_result
+      call_id: /id
+      output: { at: /content, text: true }
+      exit_code: { at: /content, text: true, regex: '^Exit code (\d+)', map: exit_code_map }
+exit_code_map: { values: { "0": ok }, default: error }
+"#,
+        )
+        .expect("test adapter parses")
+    }
+
+    #[test]
+    fn walks_arrays_in_order_and_counts_what_it_skips() {
+        let spec = spec();
+        let mut it = Interpreter::new(&spec);
+        it.record(1, &json!({"type": "note", "uuid": "a"}));
+        it.record(2, &json!({"type": "msg", "uuid": "b", "id": "m1", "content": [
+            {"type": "text", "text": "hi"}, {"type": "call", "id": "c1", "name": "Bash"},
+            {"type": "mystery"}]}));
+        it.record(3, &json!({"type": "msg", "uuid": "b"}));
+        it.record(4, &json!({"type": "msg", "uuid": "c", "id": "m1", "content": [
+            {"type": "text", "text": "hi"}]}));
+        it.record(5, &json!({"type": "out", "uuid": "d", "id": "c1",
+            "content": [{"type": "text", "text": "Exit code 2\nboom"}]}));
+        let raw = it.finish();
+        let kinds: Vec<_> = raw
+            .events
+            .iter()
+            .map(|e| match &e.body {
+                RawBody::Assistant(_) => "assistant",
+                RawBody::ToolCall(_) => "call",
+                RawBody::ToolResult(_) => "result",
+                _ => "other",
+            })
+            .collect();
+        assert_eq!(kinds, ["assistant", "call", "result"]);
+        assert_eq!(raw.skipped["bookkeeping"], 1);
+        assert_eq!(raw.unmatched["mystery"], (1, 2));
+        assert_eq!(raw.duplicates, 1);
+        let RawBody::ToolResult(r) = &raw.events[2].body else {
+            panic!("expected a result")
+        };
+        assert_eq!(r.exit_code.as_ref().and_then(|w| w.raw.clone()), Some(json!("2")));
+        assert_eq!(r.output.as_deref(), Some("Exit code 2\nboom"));
+    }
+}

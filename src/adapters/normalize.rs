@@ -1,0 +1,406 @@
+//! The one seam: vendor words become canonical values here, and nowhere else.
+//!
+//! [`tool_status`] is the only function that reads a vendor's status word or exit code and
+//! decides `ok`, `error` or `unknown`; [`Normalizer::session`] is the only place a canonical
+//! [`ToolCall`] is built, and it calls `tool_status` exactly once per call.
+
+use serde_json::Value as Json;
+use std::collections::{BTreeSet, HashMap};
+
+use super::interpret::{Raw, RawBody, RawCall, RawEvent, RawResult, Word, scalar_string};
+use super::spec::{AdapterSpec, Table};
+use crate::events::{
+    Event, EventKind, Session, StatusBasis, ToolCall, ToolKind, ToolResult, ToolStatus,
+};
+use crate::warning::Warning;
+
+/// What a table says about one vendor word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Translation {
+    /// The table maps it (or its `missing` / `default` entry applies).
+    Mapped(String),
+    /// The table has no entry and no default for this word.
+    Unmapped(String),
+    /// The value was absent and the table has no `missing` entry.
+    Absent,
+}
+
+/// Looks one vendor value up in a named table.
+pub(crate) fn translate(table: &Table, raw: Option<&Json>) -> Translation {
+    match raw {
+        None | Some(Json::Null) => match &table.missing {
+            Some(m) => Translation::Mapped(m.clone()),
+            None => Translation::Absent,
+        },
+        Some(v) => {
+            let word = scalar_string(v);
+            match table.values.get(&word).or(table.default.as_ref()) {
+                Some(m) => Translation::Mapped(m.clone()),
+                None => Translation::Unmapped(word),
+            }
+        }
+    }
+}
+
+/// A word the adapter could not translate, reported once per adapter and value.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Unmapped {
+    pub(crate) table: String,
+    pub(crate) word: String,
+}
+
+/// Decides a tool call's outcome from what its result retained.
+///
+/// - no result retained: `unknown`;
+/// - a retained exit code that the exit-code table calls `error` makes the call an error,
+///   whatever the status word says;
+/// - otherwise the status word through its table; a word the table does not know is `unknown`.
+pub(crate) fn tool_status(
+    spec: &AdapterSpec,
+    result: Option<&RawResult>,
+    unmapped: &mut BTreeSet<Unmapped>,
+) -> (ToolStatus, StatusBasis) {
+    let Some(result) = result else {
+        return (ToolStatus::Unknown, StatusBasis::NoResult);
+    };
+    let mut lookup = |word: &Option<Word>| -> Option<Result<ToolStatus, ()>> {
+        let word = word.as_ref()?;
+        let Some(name) = &word.table else {
+            // A constant: validated as a canonical name at load.
+            return word
+                .raw
+                .as_ref()
+                .and_then(Json::as_str)
+                .and_then(|w| w.parse().ok())
+                .map(Ok);
+        };
+        let table = spec.tables.get(name)?;
+        match translate(table, word.raw.as_ref()) {
+            Translation::Mapped(w) => w.parse().ok().map(Ok),
+            Translation::Unmapped(w) => {
+                unmapped.insert(Unmapped {
+                    table: name.clone(),
+                    word: w,
+                });
+                Some(Err(()))
+            }
+            Translation::Absent => None,
+        }
+    };
+    let exit = lookup(&result.exit_code);
+    let status = lookup(&result.status);
+    match (exit, status) {
+        (Some(Ok(ToolStatus::Error)), _) => (ToolStatus::Error, StatusBasis::ExitCode),
+        (_, Some(Ok(s))) => (s, StatusBasis::StatusWord),
+        (_, Some(Err(()))) => (ToolStatus::Unknown, StatusBasis::UnmappedWord),
+        (Some(Ok(s)), None) => (s, StatusBasis::ExitCode),
+        (Some(Err(())), None) => (ToolStatus::Unknown, StatusBasis::UnmappedWord),
+        (None, None) => (ToolStatus::Unknown, StatusBasis::NoStatus),
+    }
+}
+
+/// Builds canonical sessions for one adapter, collecting words it could not translate.
+pub(crate) struct Normalizer<'a> {
+    spec: &'a AdapterSpec,
+    unmapped: BTreeSet<Unmapped>,
+}
+
+impl<'a> Normalizer<'a> {
+    pub(crate) fn new(spec: &'a AdapterSpec) -> Self {
+        Self {
+            spec,
+            unmapped: BTreeSet::new(),
+        }
+    }
+
+    /// Warnings for untranslated words: one per adapter, table and word.
+    pub(crate) fn finish(self, source: &str) -> Vec<Warning> {
+        self.unmapped
+            .into_iter()
+            .map(|u| {
+                Warning::whole(
+                    source,
+                    format!(
+                        "adapter {}: table `{}` has no entry for `{}`; treated as unknown",
+                        self.spec.name, u.table, u.word
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    /// Turns raw events into a canonical session, pairing results with calls by id.
+    pub(crate) fn session(
+        &mut self,
+        raw: Raw,
+        source: &str,
+        warnings: &mut Vec<Warning>,
+    ) -> Session {
+        let mut session = Session {
+            harness: self.spec.name.clone(),
+            source: source.to_owned(),
+            facts: raw.facts,
+            events: Vec::new(),
+            subagents: Vec::new(),
+        };
+        session.events = self.events(raw.events, source, warnings);
+        for (agent_id, events) in raw.sidechains {
+            let sub = Session {
+                harness: self.spec.name.clone(),
+                source: source.to_owned(),
+                facts: Default::default(),
+                events: self.events(events, source, warnings),
+                subagents: Vec::new(),
+            };
+            session.subagents.push(crate::events::Subagent {
+                agent_id,
+                session: sub,
+            });
+        }
+        session
+    }
+
+    fn events(
+        &mut self,
+        raw: Vec<RawEvent>,
+        source: &str,
+        warnings: &mut Vec<Warning>,
+    ) -> Vec<Event> {
+        // Pass 1: keep order, remember where each call sits, collect results by call id.
+        enum Slot {
+            Done(Event),
+            Call(RawCall, Option<String>),
+            Orphan(RawResult, Option<String>),
+        }
+        let mut slots: Vec<Slot> = Vec::new();
+        let mut call_at: HashMap<String, usize> = HashMap::new();
+        let mut results: HashMap<String, (RawResult, Option<String>)> = HashMap::new();
+        let mut orphan_lines = Vec::new();
+        for ev in raw {
+            let ts = ev.timestamp;
+            let kind = match ev.body {
+                RawBody::Prompt(text) => EventKind::Prompt { text },
+                RawBody::Assistant(text) => EventKind::Assistant { text },
+                RawBody::Thinking(text) => EventKind::Thinking { text },
+                RawBody::Interrupt => EventKind::Interrupt,
+                RawBody::Compaction(summary) => EventKind::Compaction { summary },
+                RawBody::ToolCall(call) => {
+                    if call_at.contains_key(&call.call_id) {
+                        continue; // the same call written twice is counted once
+                    }
+                    call_at.insert(call.call_id.clone(), slots.len());
+                    slots.push(Slot::Call(call, ts));
+                    continue;
+                }
+                RawBody::ToolResult(result) => {
+                    let id = result.call_id.clone();
+                    if results.contains_key(&id) {
+                        continue; // the first retained result wins
+                    }
+                    if !call_at.contains_key(&id) {
+                        orphan_lines.push(ev.line);
+                        slots.push(Slot::Orphan(result.clone(), ts.clone()));
+                    }
+                    results.insert(id, (result, ts));
+                    continue;
+                }
+            };
+            slots.push(Slot::Done(Event { timestamp: ts, kind }));
+        }
+        // Pass 2: a result that came before its call belongs to the call, not to an orphan.
+        let mut out = Vec::with_capacity(slots.len());
+        for slot in slots {
+            match slot {
+                Slot::Done(e) => out.push(e),
+                Slot::Call(call, ts) => {
+                    let result = results.remove(&call.call_id);
+                    out.push(self.tool_call(call, ts, result));
+                }
+                Slot::Orphan(result, ts) => {
+                    if call_at.contains_key(&result.call_id) {
+                        continue;
+                    }
+                    results.remove(&result.call_id);
+                    let call = RawCall {
+                        call_id: result.call_id.clone(),
+                        name: String::new(),
+                        kind: None,
+                        input: Json::Null,
+                        command: None,
+                        paths: Vec::new(),
+                    };
+                    out.push(self.tool_call(call, ts.clone(), Some((result, ts))));
+                }
+            }
+        }
+        if let Some(first) = orphan_lines.first() {
+            warnings.push(Warning::at_line(
+                source,
+                *first,
+                format!(
+                    "{} tool result(s) name a call that is not in the log; shown as calls with no \
+                     retained arguments",
+                    orphan_lines.len()
+                ),
+            ));
+        }
+        out
+    }
+
+    /// The single site where a canonical tool-call event is built.
+    fn tool_call(
+        &mut self,
+        call: RawCall,
+        ts: Option<String>,
+        result: Option<(RawResult, Option<String>)>,
+    ) -> Event {
+        let (status, basis) =
+            tool_status(self.spec, result.as_ref().map(|(r, _)| r), &mut self.unmapped);
+        let kind = self.tool_kind(call.kind.as_ref());
+        let input_size = match &call.input {
+            Json::Null => 0,
+            v => v.to_string().len(),
+        };
+        let agent_id = result.as_ref().and_then(|(r, _)| r.agent_id.clone());
+        let result = result.map(|(r, rts)| {
+            let output = r.output.unwrap_or_default();
+            ToolResult {
+                size: output.len(),
+                exit_code: r
+                    .exit_code
+                    .and_then(|w| w.raw)
+                    .and_then(|v| scalar_string(&v).trim().parse().ok()),
+                patch: r.patch,
+                output,
+                timestamp: rts,
+            }
+        });
+        Event {
+            timestamp: ts,
+            kind: EventKind::ToolCall(Box::new(ToolCall {
+                call_id: call.call_id,
+                name: call.name,
+                kind,
+                input: call.input,
+                input_size,
+                command: call.command,
+                paths: call.paths,
+                result,
+                status,
+                basis,
+                agent_id,
+            })),
+        }
+    }
+
+    fn tool_kind(&mut self, word: Option<&Word>) -> ToolKind {
+        let Some(word) = word else {
+            return ToolKind::Other;
+        };
+        let Some(table) = word.table.as_ref().and_then(|t| self.spec.tables.get(t)) else {
+            return word
+                .raw
+                .as_ref()
+                .and_then(Json::as_str)
+                .and_then(|w| w.parse().ok())
+                .unwrap_or(ToolKind::Other);
+        };
+        match translate(table, word.raw.as_ref()) {
+            Translation::Mapped(w) => w.parse().unwrap_or(ToolKind::Other),
+            Translation::Unmapped(_) | Translation::Absent => ToolKind::Other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec() -> AdapterSpec {
+        AdapterSpec::parse(
+            "t.yaml",
+            r#"
+name: t
+label: T
+input: { format: jsonl }
+event_map:
+  - when: [{ at: /t, eq: r }]
+    emit:
+      kind: tool_result
+      call_id: /id
+      status: { at: /s, map: status_map }
+      exit_code: { at: /x, map: exit_code_map }
+status_map: { values: { completed: ok, failed: error, cancelled: error, running: unknown } }
+exit_code_map: { values: { "0": ok }, default: error }
+"#,
+        )
+        .expect("test adapter parses")
+    }
+
+    fn result(status: Option<Json>, exit: Option<Json>) -> RawResult {
+        RawResult {
+            call_id: "c".into(),
+            output: None,
+            status: Some(Word {
+                raw: status,
+                table: Some("status_map".into()),
+            }),
+            exit_code: Some(Word {
+                raw: exit,
+                table: Some("exit_code_map".into()),
+            }),
+            patch: None,
+            agent_id: None,
+        }
+    }
+
+    fn status(r: Option<RawResult>) -> (ToolStatus, StatusBasis, usize) {
+        let spec = spec();
+        let mut unmapped = BTreeSet::new();
+        let (s, b) = tool_status(&spec, r.as_ref(), &mut unmapped);
+        (s, b, unmapped.len())
+    }
+
+    #[test]
+    fn no_result_is_unknown() {
+        assert_eq!(status(None), (ToolStatus::Unknown, StatusBasis::NoResult, 0));
+    }
+
+    #[test]
+    fn status_words_go_through_the_table() {
+        let r = |w: &str| status(Some(result(Some(json!(w)), None)));
+        assert_eq!(r("completed").0, ToolStatus::Ok);
+        assert_eq!(r("failed").0, ToolStatus::Error);
+        assert_eq!(r("cancelled").0, ToolStatus::Error);
+        assert_eq!(r("running").0, ToolStatus::Unknown);
+    }
+
+    #[test]
+    fn an_unknown_word_is_unknown_and_reported() {
+        assert_eq!(
+            status(Some(result(Some(json!("splendid")), None))),
+            (ToolStatus::Unknown, StatusBasis::UnmappedWord, 1)
+        );
+    }
+
+    #[test]
+    fn a_non_zero_exit_code_overrides_a_success_word() {
+        assert_eq!(
+            status(Some(result(Some(json!("completed")), Some(json!(2))))),
+            (ToolStatus::Error, StatusBasis::ExitCode, 0)
+        );
+        assert_eq!(
+            status(Some(result(Some(json!("completed")), Some(json!(0))))).0,
+            ToolStatus::Ok
+        );
+    }
+
+    #[test]
+    fn a_result_with_no_status_at_all_is_unknown() {
+        assert_eq!(
+            status(Some(result(None, None))),
+            (ToolStatus::Unknown, StatusBasis::NoStatus, 0)
+        );
+    }
+}

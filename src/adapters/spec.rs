@@ -1,0 +1,1108 @@
+//! The adapter language: serde structs for one adapter YAML file, validated at load.
+//!
+//! This is the only file that names the YAML crate, so swapping it touches nothing else.
+//! The language is documented for users in `adapters/README.md`.
+
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+
+use crate::events::{ToolKind, ToolStatus};
+
+/// A loading or validation failure, naming the file, the field and the value.
+#[derive(Debug, thiserror::Error)]
+pub enum AdapterError {
+    /// The YAML did not parse into the schema.
+    #[error("adapter {file}: {message}")]
+    Syntax {
+        /// The adapter file name.
+        file: String,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// A field holds a value the language does not accept.
+    #[error("adapter {file}: field `{field}`: {message}")]
+    Invalid {
+        /// The adapter file name.
+        file: String,
+        /// Where in the file, as a dotted path.
+        field: String,
+        /// What is wrong and what is expected.
+        message: String,
+    },
+}
+
+/// One adapter, validated: every regex compiled and every table resolved.
+#[derive(Debug, Clone)]
+pub struct AdapterSpec {
+    /// Adapter name, used by `--harness`.
+    pub name: String,
+    /// Human-readable harness name.
+    pub label: String,
+    /// How input files are laid out.
+    pub input: InputSpec,
+    /// How to recognize this harness's files.
+    pub detect: Vec<Condition>,
+    /// Session facts, read from every record (first present value wins).
+    pub session: SessionSpec,
+    /// Record-level rules that apply before `event_map`.
+    pub records: RecordsSpec,
+    /// The rule list, tried in order; the first rule whose `when` matches is applied.
+    pub event_map: Vec<Rule>,
+    /// Named translation tables (`*_map`).
+    pub tables: BTreeMap<String, Table>,
+}
+
+/// How an input is read.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputSpec {
+    /// The container format.
+    pub format: InputFormat,
+    /// File name endings this adapter reads (without the dot).
+    #[serde(default)]
+    pub extensions: Vec<String>,
+    /// For `json` documents: JSON pointer to the array of records.
+    #[serde(default)]
+    pub records_at: Option<String>,
+    /// Sibling files or folders holding subagent sessions, as glob-like patterns relative to
+    /// the main file's folder; `{stem}` is the main file's name without extension.
+    #[serde(default)]
+    pub subagent_files: Vec<String>,
+}
+
+/// Input container formats the language knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputFormat {
+    /// One JSON record per line; the last line may be partial.
+    Jsonl,
+    /// One JSON document with the records at `records_at`.
+    Json,
+}
+
+/// Where session facts live.
+#[derive(Debug, Clone, Default)]
+pub struct SessionSpec {
+    /// Session id.
+    pub id: Option<ValueSpec>,
+    /// Working directory.
+    pub cwd: Option<ValueSpec>,
+    /// Git branch.
+    pub branch: Option<ValueSpec>,
+    /// Harness version.
+    pub version: Option<ValueSpec>,
+    /// Model name.
+    pub model: Option<ValueSpec>,
+    /// Record timestamp; also the default timestamp of every event emitted from the record.
+    pub timestamp: Option<ValueSpec>,
+    /// Token usage of an API message, counted once per `usage_key`.
+    pub usage: Option<UsageSpec>,
+}
+
+/// Token usage fields.
+#[derive(Debug, Clone)]
+pub struct UsageSpec {
+    /// Counts each API message once (usage is repeated on every record of one message).
+    pub key: ValueSpec,
+    /// Input token fields, summed.
+    pub input: Vec<ValueSpec>,
+    /// Output token fields, summed.
+    pub output: Vec<ValueSpec>,
+}
+
+/// Record-level rules.
+#[derive(Debug, Clone, Default)]
+pub struct RecordsSpec {
+    /// Where a record's (or element's) type name is, for messages about unmatched records.
+    pub type_at: Option<Pointer>,
+    /// A record whose key was seen before is skipped (resumed sessions repeat records).
+    pub dedup: Option<ValueSpec>,
+    /// Records that belong to a subagent, written inline in the parent's file.
+    pub sidechain: Option<SidechainSpec>,
+}
+
+/// Inline subagent records.
+#[derive(Debug, Clone)]
+pub struct SidechainSpec {
+    /// Which records are sidechain records.
+    pub when: Vec<Condition>,
+    /// The subagent's id.
+    pub agent: ValueSpec,
+}
+
+/// One rule of `event_map`.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Conditions, all of which must hold.
+    pub when: Vec<Condition>,
+    /// What the rule does.
+    pub action: Action,
+}
+
+/// What a matching rule does.
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// Drop the record or element; the reason is counted in the report.
+    Skip(String),
+    /// Emit one canonical event.
+    Emit(Box<Emit>),
+    /// Apply nested rules to each element of an array, in order.
+    Each {
+        /// Pointer to the array.
+        at: Pointer,
+        /// Rules for each element.
+        rules: Vec<Rule>,
+    },
+}
+
+/// An event to emit, with its fields.
+#[derive(Debug, Clone)]
+pub enum Emit {
+    /// A human prompt.
+    Prompt {
+        /// Prompt text.
+        text: ValueSpec,
+    },
+    /// Assistant text.
+    Assistant {
+        /// Markdown text.
+        text: ValueSpec,
+        /// Events with equal key and text are kept once (one message written twice).
+        key: Option<ValueSpec>,
+    },
+    /// Reasoning text (empty means not retained).
+    Thinking {
+        /// Reasoning text.
+        text: Option<ValueSpec>,
+        /// As for `Assistant`.
+        key: Option<ValueSpec>,
+    },
+    /// A tool call.
+    ToolCall(ToolCallEmit),
+    /// A tool result, paired with its call by id.
+    ToolResult(ToolResultEmit),
+    /// A user interrupt.
+    Interrupt,
+    /// A compaction marker or summary.
+    Compaction {
+        /// Summary text.
+        summary: Option<ValueSpec>,
+    },
+}
+
+/// Fields of an emitted tool call.
+#[derive(Debug, Clone)]
+pub struct ToolCallEmit {
+    /// The vendor's call id.
+    pub call_id: ValueSpec,
+    /// Tool name.
+    pub name: ValueSpec,
+    /// Canonical kind, usually through a table.
+    pub kind: Option<ValueSpec>,
+    /// Arguments.
+    pub input: Option<ValueSpec>,
+    /// Shell command.
+    pub command: Option<ValueSpec>,
+    /// Paths named by the call (every present value is kept).
+    pub paths: Vec<ValueSpec>,
+}
+
+/// Fields of an emitted tool result.
+#[derive(Debug, Clone)]
+pub struct ToolResultEmit {
+    /// The id of the call this result belongs to.
+    pub call_id: ValueSpec,
+    /// Output text.
+    pub output: Option<ValueSpec>,
+    /// Vendor status word, through a status table.
+    pub status: Option<ValueSpec>,
+    /// Exit code, through an exit-code table.
+    pub exit_code: Option<ValueSpec>,
+    /// Retained patch.
+    pub patch: Option<PatchSpec>,
+    /// Subagent started by the call.
+    pub agent_id: Option<ValueSpec>,
+}
+
+/// Where a patch lives and in which form.
+#[derive(Debug, Clone)]
+pub enum PatchSpec {
+    /// Unified diff text.
+    Unified(ValueSpec),
+    /// A list of hunk objects.
+    Hunks {
+        /// The hunk list.
+        at: ValueSpec,
+        /// Field names inside each hunk.
+        fields: HunkFields,
+        /// The edited path, for the diff header.
+        path: Option<ValueSpec>,
+    },
+}
+
+/// Field pointers inside one structured hunk.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HunkFields {
+    /// First old line.
+    pub old_start: String,
+    /// Old line count.
+    pub old_lines: String,
+    /// First new line.
+    pub new_start: String,
+    /// New line count.
+    pub new_lines: String,
+    /// The hunk's lines, each starting with ' ', '-' or '+'.
+    pub lines: String,
+}
+
+/// A condition over the current item.
+#[derive(Debug, Clone)]
+pub enum Condition {
+    /// The value equals a JSON scalar.
+    Eq(Pointer, Json),
+    /// The value is one of a set of scalars.
+    OneOf(Pointer, Vec<Json>),
+    /// The value is present (and not null) or absent.
+    Present(Pointer, bool),
+    /// The value is a string matching a regex.
+    Matches(Pointer, Regex),
+    /// The value has a JSON type.
+    Is(Pointer, JsonType),
+    /// Any of the nested conditions holds.
+    Any(Vec<Condition>),
+    /// All of the nested conditions hold.
+    All(Vec<Condition>),
+    /// The nested condition does not hold.
+    Not(Box<Condition>),
+}
+
+/// JSON value types for `is:`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JsonType {
+    /// A string.
+    String,
+    /// An array.
+    Array,
+    /// An object.
+    Object,
+    /// A number.
+    Number,
+    /// A boolean.
+    Bool,
+    /// JSON null.
+    Null,
+}
+
+/// A JSON pointer relative to the current item or, with a leading `^`, to the record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pointer {
+    /// Resolve against the whole record instead of the current element.
+    pub from_record: bool,
+    /// JSON pointer (`""` is the item itself).
+    pub path: String,
+}
+
+/// How to compute one value from the current item.
+#[derive(Debug, Clone)]
+pub struct ValueSpec {
+    /// Pointers tried in order; the first present, non-null one wins.
+    pub at: Vec<Pointer>,
+    /// A constant, used when no pointer is given or none is present.
+    pub constant: Option<Json>,
+    /// Flatten a string or a list of text parts into one text.
+    pub text: bool,
+    /// Capture group 1 (or the whole match) of this regex over the string value.
+    pub regex: Option<Regex>,
+    /// Translate the value through this named table.
+    pub map: Option<String>,
+}
+
+/// A named translation table.
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// Vendor word → canonical word.
+    pub values: BTreeMap<String, String>,
+    /// Result when the value is absent.
+    pub missing: Option<String>,
+    /// Result for any word not in `values`.
+    pub default: Option<String>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw serde layer. Kept private: validation turns it into the types above.
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAdapter {
+    name: String,
+    label: String,
+    #[serde(default)]
+    description: Option<String>,
+    input: InputSpec,
+    #[serde(default)]
+    detect: Vec<RawCondition>,
+    #[serde(default)]
+    session: RawSession,
+    #[serde(default)]
+    records: RawRecords,
+    event_map: Vec<RawRule>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSession {
+    id: Option<RawValue>,
+    cwd: Option<RawValue>,
+    branch: Option<RawValue>,
+    version: Option<RawValue>,
+    model: Option<RawValue>,
+    timestamp: Option<RawValue>,
+    usage: Option<RawUsage>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawUsage {
+    key: RawValue,
+    #[serde(default)]
+    input: Vec<RawValue>,
+    #[serde(default)]
+    output: Vec<RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawRecords {
+    type_at: Option<String>,
+    dedup: Option<RawValue>,
+    sidechain: Option<RawSidechain>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSidechain {
+    when: Vec<RawCondition>,
+    agent: RawValue,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    when: Vec<RawCondition>,
+    skip: Option<String>,
+    emit: Option<RawEmit>,
+    each: Option<String>,
+    rules: Option<Vec<RawRule>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEmit {
+    kind: String,
+    text: Option<RawValue>,
+    summary: Option<RawValue>,
+    call_id: Option<RawValue>,
+    name: Option<RawValue>,
+    tool_kind: Option<RawValue>,
+    input: Option<RawValue>,
+    command: Option<RawValue>,
+    #[serde(default)]
+    paths: Vec<RawValue>,
+    output: Option<RawValue>,
+    status: Option<RawValue>,
+    exit_code: Option<RawValue>,
+    patch: Option<RawPatch>,
+    agent_id: Option<RawValue>,
+    key: Option<RawValue>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPatch {
+    unified: Option<RawValue>,
+    hunks: Option<RawValue>,
+    fields: Option<HunkFields>,
+    path: Option<RawValue>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCondition {
+    at: Option<String>,
+    eq: Option<Json>,
+    one_of: Option<Vec<Json>>,
+    present: Option<bool>,
+    matches: Option<String>,
+    is: Option<JsonType>,
+    any: Option<Vec<RawCondition>>,
+    all: Option<Vec<RawCondition>>,
+    not: Option<Box<RawCondition>>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawValue {
+    Pointer(String),
+    Pointers(Vec<String>),
+    Full(RawValueFull),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawValueFull {
+    at: Option<OneOrMany>,
+    #[serde(rename = "const")]
+    constant: Option<Json>,
+    #[serde(default)]
+    text: bool,
+    regex: Option<String>,
+    map: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTable {
+    #[serde(default)]
+    values: BTreeMap<String, String>,
+    missing: Option<String>,
+    default: Option<String>,
+}
+
+/// What canonical vocabulary a table is used for; checked when an emit field names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Status,
+    Kind,
+    Free,
+}
+
+impl AdapterSpec {
+    /// Parses and validates one adapter file. `file` names it in every error.
+    pub fn parse(file: &str, text: &str) -> Result<Self, AdapterError> {
+        let doc: serde_yaml_ng::Value =
+            serde_yaml_ng::from_str(text).map_err(|e| AdapterError::Syntax {
+                file: file.to_owned(),
+                message: e.to_string(),
+            })?;
+        let serde_yaml_ng::Value::Mapping(map) = doc else {
+            return Err(AdapterError::Syntax {
+                file: file.to_owned(),
+                message: "the document must be a mapping".to_owned(),
+            });
+        };
+        // Top-level `*_map` keys (other than `event_map`) are named tables; the rest is the
+        // fixed schema, checked with deny_unknown_fields.
+        let mut fixed = serde_yaml_ng::Mapping::new();
+        let mut raw_tables = BTreeMap::new();
+        for (key, value) in map {
+            let name = key.as_str().unwrap_or_default().to_owned();
+            if is_table_name(&name) {
+                let table: RawTable =
+                    serde_yaml_ng::from_value(value).map_err(|e| AdapterError::Invalid {
+                        file: file.to_owned(),
+                        field: name.clone(),
+                        message: format!("not a table: {e}"),
+                    })?;
+                raw_tables.insert(name, table);
+            } else {
+                fixed.insert(key, value);
+            }
+        }
+        let raw: RawAdapter = serde_yaml_ng::from_value(serde_yaml_ng::Value::Mapping(fixed))
+            .map_err(|e| AdapterError::Syntax {
+                file: file.to_owned(),
+                message: e.to_string(),
+            })?;
+        Validator {
+            file,
+            tables: &raw_tables,
+        }
+        .adapter(raw, &raw_tables)
+    }
+}
+
+/// Whether a top-level key names a translation table: `^(?!event_map$)[a-z][a-z0-9_]*_map$`.
+pub fn is_table_name(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix("_map") else {
+        return false;
+    };
+    let mut chars = stem.chars();
+    name != "event_map"
+        && chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+struct Validator<'a> {
+    file: &'a str,
+    tables: &'a BTreeMap<String, RawTable>,
+}
+
+impl Validator<'_> {
+    fn invalid(&self, field: &str, message: impl Into<String>) -> AdapterError {
+        AdapterError::Invalid {
+            file: self.file.to_owned(),
+            field: field.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    fn adapter(
+        &self,
+        raw: RawAdapter,
+        raw_tables: &BTreeMap<String, RawTable>,
+    ) -> Result<AdapterSpec, AdapterError> {
+        let _ = raw.description;
+        if raw.name.is_empty()
+            || !raw
+                .name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
+            return Err(self.invalid(
+                "name",
+                format!(
+                    "`{}` is not a valid adapter name (lowercase letters, digits, '-')",
+                    raw.name
+                ),
+            ));
+        }
+        if raw.input.format == InputFormat::Json && raw.input.records_at.is_none() {
+            return Err(self.invalid(
+                "input.records_at",
+                "a `json` input needs `records_at`, the pointer to its records",
+            ));
+        }
+        let mut targets = BTreeMap::new();
+        let detect = self.conditions("detect", raw.detect)?;
+        let session = self.session(raw.session, &mut targets)?;
+        let records = RecordsSpec {
+            type_at: raw
+                .records
+                .type_at
+                .as_deref()
+                .map(|p| self.pointer("records.type_at", p))
+                .transpose()?,
+            dedup: self.opt_value("records.dedup", raw.records.dedup, Target::Free, &mut targets)?,
+            sidechain: match raw.records.sidechain {
+                Some(s) => Some(SidechainSpec {
+                    when: self.conditions("records.sidechain.when", s.when)?,
+                    agent: self.value(
+                        "records.sidechain.agent",
+                        s.agent,
+                        Target::Free,
+                        &mut targets,
+                    )?,
+                }),
+                None => None,
+            },
+        };
+        let event_map = self.rules("event_map", raw.event_map, &mut targets)?;
+        let tables = self.tables(raw_tables, &targets)?;
+        Ok(AdapterSpec {
+            name: raw.name,
+            label: raw.label,
+            input: raw.input,
+            detect,
+            session,
+            records,
+            event_map,
+            tables,
+        })
+    }
+
+    fn tables(
+        &self,
+        raw: &BTreeMap<String, RawTable>,
+        targets: &BTreeMap<String, (Target, String)>,
+    ) -> Result<BTreeMap<String, Table>, AdapterError> {
+        let mut out = BTreeMap::new();
+        for (name, table) in raw {
+            let target = targets.get(name).map(|(t, _)| *t).unwrap_or(Target::Free);
+            let check = |field: String, word: &str| -> Result<(), AdapterError> {
+                let res = match target {
+                    Target::Status => word.parse::<ToolStatus>().map(|_| ()),
+                    Target::Kind => word.parse::<ToolKind>().map(|_| ()),
+                    Target::Free => Ok(()),
+                };
+                res.map_err(|e| self.invalid(&field, e.to_string()))
+            };
+            for (from, to) in &table.values {
+                check(format!("{name}.values.{from}"), to)?;
+            }
+            if let Some(w) = &table.missing {
+                check(format!("{name}.missing"), w)?;
+            }
+            if let Some(w) = &table.default {
+                check(format!("{name}.default"), w)?;
+            }
+            out.insert(
+                name.clone(),
+                Table {
+                    values: table.values.clone(),
+                    missing: table.missing.clone(),
+                    default: table.default.clone(),
+                },
+            );
+        }
+        Ok(out)
+    }
+
+    fn session(
+        &self,
+        raw: RawSession,
+        targets: &mut BTreeMap<String, (Target, String)>,
+    ) -> Result<SessionSpec, AdapterError> {
+        Ok(SessionSpec {
+            id: self.opt_value("session.id", raw.id, Target::Free, targets)?,
+            cwd: self.opt_value("session.cwd", raw.cwd, Target::Free, targets)?,
+            branch: self.opt_value("session.branch", raw.branch, Target::Free, targets)?,
+            version: self.opt_value("session.version", raw.version, Target::Free, targets)?,
+            model: self.opt_value("session.model", raw.model, Target::Free, targets)?,
+            timestamp: self.opt_value("session.timestamp", raw.timestamp, Target::Free, targets)?,
+            usage: match raw.usage {
+                Some(u) => Some(UsageSpec {
+                    key: self.value("session.usage.key", u.key, Target::Free, targets)?,
+                    input: self.values("session.usage.input", u.input, targets)?,
+                    output: self.values("session.usage.output", u.output, targets)?,
+                }),
+                None => None,
+            },
+        })
+    }
+
+    fn rules(
+        &self,
+        field: &str,
+        raw: Vec<RawRule>,
+        targets: &mut BTreeMap<String, (Target, String)>,
+    ) -> Result<Vec<Rule>, AdapterError> {
+        raw.into_iter()
+            .enumerate()
+            .map(|(i, rule)| {
+                let here = match &rule.name {
+                    Some(n) => format!("{field}[{i}] ({n})"),
+                    None => format!("{field}[{i}]"),
+                };
+                self.rule(&here, rule, targets)
+            })
+            .collect()
+    }
+
+    fn rule(
+        &self,
+        field: &str,
+        raw: RawRule,
+        targets: &mut BTreeMap<String, (Target, String)>,
+    ) -> Result<Rule, AdapterError> {
+        let when = self.conditions(&format!("{field}.when"), raw.when)?;
+        let action = match (raw.skip, raw.emit, raw.each, raw.rules) {
+            (Some(reason), None, None, None) => Action::Skip(reason),
+            (None, Some(emit), None, None) => {
+                Action::Emit(Box::new(self.emit(&format!("{field}.emit"), emit, targets)?))
+            }
+            (None, None, Some(at), Some(rules)) => Action::Each {
+                at: self.pointer(&format!("{field}.each"), &at)?,
+                rules: self.rules(&format!("{field}.rules"), rules, targets)?,
+            },
+            _ => {
+                return Err(self.invalid(
+                    field,
+                    "a rule needs exactly one action: `skip`, `emit`, or `each` with `rules`",
+                ));
+            }
+        };
+        Ok(Rule { when, action })
+    }
+
+    fn emit(
+        &self,
+        field: &str,
+        raw: RawEmit,
+        targets: &mut BTreeMap<String, (Target, String)>,
+    ) -> Result<Emit, AdapterError> {
+        let f = |name: &str| format!("{field}.{name}");
+        let need = |v: Option<RawValue>, name: &str| {
+            v.ok_or_else(|| {
+                self.invalid(
+                    field,
+                    format!("a `{}` event needs `{name}`", raw.kind.as_str()),
+                )
+            })
+        };
+        let kind = raw.kind.clone();
+        let emit = match kind.as_str() {
+            "prompt" => Emit::Prompt {
+                text: self.value(&f("text"), need(raw.text, "text")?, Target::Free, targets)?,
+            },
+            "assistant" => Emit::Assistant {
+                text: self.value(&f("text"), need(raw.text, "text")?, Target::Free, targets)?,
+                key: self.opt_value(&f("key"), raw.key, Target::Free, targets)?,
+            },
+            "thinking" => Emit::Thinking {
+                text: self.opt_value(&f("text"), raw.text, Target::Free, targets)?,
+                key: self.opt_value(&f("key"), raw.key, Target::Free, targets)?,
+            },
+            "interrupt" => Emit::Interrupt,
+            "compaction" => Emit::Compaction {
+                summary: self.opt_value(&f("summary"), raw.summary, Target::Free, targets)?,
+            },
+            "tool_call" => Emit::ToolCall(ToolCallEmit {
+                call_id: self.value(
+                    &f("call_id"),
+                    need(raw.call_id, "call_id")?,
+                    Target::Free,
+                    targets,
+                )?,
+                name: self.value(&f("name"), need(raw.name, "name")?, Target::Free, targets)?,
+                kind: self.opt_value(&f("tool_kind"), raw.tool_kind, Target::Kind, targets)?,
+                input: self.opt_value(&f("input"), raw.input, Target::Free, targets)?,
+                command: self.opt_value(&f("command"), raw.command, Target::Free, targets)?,
+                paths: self.values(&f("paths"), raw.paths, targets)?,
+            }),
+            "tool_result" => Emit::ToolResult(ToolResultEmit {
+                call_id: self.value(
+                    &f("call_id"),
+                    need(raw.call_id, "call_id")?,
+                    Target::Free,
+                    targets,
+                )?,
+                output: self.opt_value(&f("output"), raw.output, Target::Free, targets)?,
+                status: self.opt_value(&f("status"), raw.status, Target::Status, targets)?,
+                exit_code: self.opt_value(&f("exit_code"), raw.exit_code, Target::Status, targets)?,
+                patch: match raw.patch {
+                    Some(p) => Some(self.patch(&f("patch"), p, targets)?),
+                    None => None,
+                },
+                agent_id: self.opt_value(&f("agent_id"), raw.agent_id, Target::Free, targets)?,
+            }),
+            other => {
+                return Err(self.invalid(
+                    &f("kind"),
+                    format!(
+                        "unknown event kind `{other}`, expected one of prompt, assistant, \
+                         thinking, tool_call, tool_result, interrupt, compaction"
+                    ),
+                ));
+            }
+        };
+        Ok(emit)
+    }
+
+    fn patch(
+        &self,
+        field: &str,
+        raw: RawPatch,
+        targets: &mut BTreeMap<String, (Target, String)>,
+    ) -> Result<PatchSpec, AdapterError> {
+        match (raw.unified, raw.hunks, raw.fields) {
+            (Some(u), None, None) => Ok(PatchSpec::Unified(self.value(
+                &format!("{field}.unified"),
+                u,
+                Target::Free,
+                targets,
+            )?)),
+            (None, Some(h), Some(fields)) => Ok(PatchSpec::Hunks {
+                at: self.value(&format!("{field}.hunks"), h, Target::Free, targets)?,
+                fields,
+                path: self.opt_value(&format!("{field}.path"), raw.path, Target::Free, targets)?,
+            }),
+            _ => Err(self.invalid(
+                field,
+                "a patch is either `unified: <value>` or `hunks: <value>` with `fields`",
+            )),
+        }
+    }
+
+    fn values(
+        &self,
+        field: &str,
+        raw: Vec<RawValue>,
+        targets: &mut BTreeMap<String, (Target, String)>,
+    ) -> Result<Vec<ValueSpec>, AdapterError> {
+        raw.into_iter()
+            .enumerate()
+            .map(|(i, v)| self.value(&format!("{field}[{i}]"), v, Target::Free, targets))
+            .collect()
+    }
+
+    fn opt_value(
+        &self,
+        field: &str,
+        raw: Option<RawValue>,
+        target: Target,
+        targets: &mut BTreeMap<String, (Target, String)>,
+    ) -> Result<Option<ValueSpec>, AdapterError> {
+        raw.map(|v| self.value(field, v, target, targets))
+            .transpose()
+    }
+
+    fn value(
+        &self,
+        field: &str,
+        raw: RawValue,
+        target: Target,
+        targets: &mut BTreeMap<String, (Target, String)>,
+    ) -> Result<ValueSpec, AdapterError> {
+        let full = match raw {
+            RawValue::Pointer(p) => RawValueFull {
+                at: Some(OneOrMany::One(p)),
+                constant: None,
+                text: false,
+                regex: None,
+                map: None,
+            },
+            RawValue::Pointers(ps) => RawValueFull {
+                at: Some(OneOrMany::Many(ps)),
+                constant: None,
+                text: false,
+                regex: None,
+                map: None,
+            },
+            RawValue::Full(f) => f,
+        };
+        let at = match full.at {
+            Some(OneOrMany::One(p)) => vec![self.pointer(field, &p)?],
+            Some(OneOrMany::Many(ps)) => ps
+                .iter()
+                .map(|p| self.pointer(field, p))
+                .collect::<Result<_, _>>()?,
+            None => Vec::new(),
+        };
+        if at.is_empty() && full.constant.is_none() {
+            return Err(self.invalid(field, "a value needs `at` or `const`"));
+        }
+        let regex = full
+            .regex
+            .map(|r| {
+                Regex::new(&r).map_err(|e| self.invalid(field, format!("bad regex `{r}`: {e}")))
+            })
+            .transpose()?;
+        if let Some(name) = &full.map {
+            if !is_table_name(name) {
+                return Err(self.invalid(
+                    field,
+                    format!("`{name}` is not a table name (tables are top-level `*_map` blocks)"),
+                ));
+            }
+            if !self.tables.contains_key(name) {
+                return Err(self.invalid(
+                    field,
+                    format!("names the table `{name}`, which this adapter does not define"),
+                ));
+            }
+            if let Some((other, used_by)) = targets.get(name)
+                && *other != target
+                && target != Target::Free
+                && *other != Target::Free
+            {
+                return Err(self.invalid(
+                    field,
+                    format!("table `{name}` is already used by `{used_by}` for another kind of value"),
+                ));
+            }
+            if target != Target::Free || !targets.contains_key(name) {
+                targets.insert(name.clone(), (target, field.to_owned()));
+            }
+        } else if target == Target::Status || target == Target::Kind {
+            // A canonical field read without a table would let a vendor word through; a
+            // constant must itself be a canonical name.
+            match (&full.constant, at.is_empty()) {
+                (Some(c), true) => {
+                    let word = c.as_str().unwrap_or_default();
+                    let res = match target {
+                        Target::Status => word.parse::<ToolStatus>().map(|_| ()),
+                        _ => word.parse::<ToolKind>().map(|_| ()),
+                    };
+                    res.map_err(|e| self.invalid(field, e.to_string()))?;
+                }
+                _ => {
+                    return Err(self.invalid(
+                        field,
+                        "this field holds a canonical value: name a `*_map` table with `map`",
+                    ));
+                }
+            }
+        }
+        Ok(ValueSpec {
+            at,
+            constant: full.constant,
+            text: full.text,
+            regex,
+            map: full.map,
+        })
+    }
+
+    fn pointer(&self, field: &str, raw: &str) -> Result<Pointer, AdapterError> {
+        let (from_record, path) = match raw.strip_prefix('^') {
+            Some(rest) => (true, rest),
+            None => (false, raw),
+        };
+        let path = if path == "." { "" } else { path };
+        if !path.is_empty() && !path.starts_with('/') {
+            return Err(self.invalid(
+                field,
+                format!("`{raw}` is not a pointer: write `/field/sub`, `^/field` for the record, or `.`"),
+            ));
+        }
+        Ok(Pointer {
+            from_record,
+            path: path.to_owned(),
+        })
+    }
+
+    fn conditions(
+        &self,
+        field: &str,
+        raw: Vec<RawCondition>,
+    ) -> Result<Vec<Condition>, AdapterError> {
+        raw.into_iter()
+            .enumerate()
+            .map(|(i, c)| self.condition(&format!("{field}[{i}]"), c))
+            .collect()
+    }
+
+    fn condition(&self, field: &str, raw: RawCondition) -> Result<Condition, AdapterError> {
+        let at = raw
+            .at
+            .as_deref()
+            .map(|p| self.pointer(field, p))
+            .transpose()?;
+        let tests = [
+            raw.eq.is_some(),
+            raw.one_of.is_some(),
+            raw.present.is_some(),
+            raw.matches.is_some(),
+            raw.is.is_some(),
+            raw.any.is_some(),
+            raw.all.is_some(),
+            raw.not.is_some(),
+        ];
+        if tests.iter().filter(|t| **t).count() != 1 {
+            return Err(self.invalid(
+                field,
+                "a condition needs exactly one test: eq, one_of, present, matches, is, any, all or not",
+            ));
+        }
+        let need_at = || {
+            at.clone()
+                .ok_or_else(|| self.invalid(field, "this test needs `at`, the pointer it reads"))
+        };
+        Ok(if let Some(v) = raw.eq {
+            Condition::Eq(need_at()?, v)
+        } else if let Some(vs) = raw.one_of {
+            Condition::OneOf(need_at()?, vs)
+        } else if let Some(p) = raw.present {
+            Condition::Present(need_at()?, p)
+        } else if let Some(r) = raw.matches {
+            let re = Regex::new(&r)
+                .map_err(|e| self.invalid(field, format!("bad regex `{r}`: {e}")))?;
+            Condition::Matches(need_at()?, re)
+        } else if let Some(t) = raw.is {
+            Condition::Is(need_at()?, t)
+        } else if let Some(cs) = raw.any {
+            Condition::Any(self.conditions(&format!("{field}.any"), cs)?)
+        } else if let Some(cs) = raw.all {
+            Condition::All(self.conditions(&format!("{field}.all"), cs)?)
+        } else if let Some(c) = raw.not {
+            Condition::Not(Box::new(self.condition(&format!("{field}.not"), *c)?))
+        } else {
+            return Err(self.invalid(field, "empty condition"));
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+name: tiny
+label: Tiny
+input: { format: jsonl, extensions: [jsonl] }
+event_map:
+  - when: [{ at: /t, eq: result }]
+    emit:
+      kind: tool_result
+      call_id: /id
+      status: { at: /state, map: state_map }
+state_map:
+  values: { fine: ok, broken: error }
+  default: unknown
+"#;
+
+    #[test]
+    fn parses_a_minimal_adapter_with_a_named_table() -> anyhow::Result<()> {
+        let spec = AdapterSpec::parse("tiny.yaml", MINIMAL)?;
+        assert_eq!(spec.name, "tiny");
+        assert_eq!(spec.tables["state_map"].values["fine"], "ok");
+        Ok(())
+    }
+
+    #[test]
+    fn table_names_follow_the_schema() {
+        assert!(is_table_name("status_map"));
+        assert!(is_table_name("exit_code_map"));
+        assert!(is_table_name("a1_map"));
+        assert!(!is_table_name("event_map"));
+        assert!(!is_table_name("Status_map"));
+        assert!(!is_table_name("_map"));
+        assert!(!is_table_name("status"));
+    }
+
+    #[test]
+    fn rejects_an_unknown_status_name_naming_file_field_and_value() {
+        let text = MINIMAL.replace("broken: error", "broken: done");
+        let err = AdapterSpec::parse("tiny.yaml", &text).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "adapter tiny.yaml: field `state_map.values.broken`: unknown value `done`, \
+             expected one of ok, error, unknown"
+        );
+    }
+
+    #[test]
+    fn rejects_a_missing_table() {
+        let text = MINIMAL.replace("map: state_map", "map: status_map");
+        let err = AdapterSpec::parse("tiny.yaml", &text).unwrap_err().to_string();
+        assert!(err.contains("`status_map`, which this adapter does not define"), "{err}");
+    }
+
+    #[test]
+    fn rejects_a_map_that_is_not_a_table() {
+        let text = format!("{MINIMAL}\nother_map: [1, 2]\n");
+        let err = AdapterSpec::parse("tiny.yaml", &text).unwrap_err().to_string();
+        assert!(err.contains("field `other_map`: not a table"), "{err}");
+    }
+
+    #[test]
+    fn rejects_unknown_fields_and_bad_regexes() {
+        let text = MINIMAL.replace("label: Tiny", "label: Tiny\ncolour: red");
+        let err = AdapterSpec::parse("tiny.yaml", &text).unwrap_err().to_string();
+        assert!(err.contains("unknown field `colour`"), "{err}");
+
+        let text = MINIMAL.replace("{ at: /t, eq: result }", "{ at: /t, matches: '(' }");
+        let err = AdapterSpec::parse("tiny.yaml", &text).unwrap_err().to_string();
+        assert!(err.contains("bad regex `(`"), "{err}");
+    }
+
+    #[test]
+    fn rejects_a_status_read_without_a_table() {
+        let text = MINIMAL.replace("{ at: /state, map: state_map }", "/state");
+        let err = AdapterSpec::parse("tiny.yaml", &text).unwrap_err().to_string();
+        assert!(err.contains("name a `*_map` table"), "{err}");
+    }
+}

@@ -1,0 +1,286 @@
+//! Canonical session events: the only input types the stages after `adapters` see.
+//!
+//! Everything here is harness-neutral. Vendor words (status strings, record types) were
+//! translated at the seam in [`crate::adapters::normalize`]; nothing downstream compares them.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// The outcome of one tool call. Exactly three values, on purpose.
+///
+/// `Unknown` covers "no result retained", "still running" and any vendor word the adapter did
+/// not map. It is never shown as success and never as failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolStatus {
+    /// The log says the call did its job.
+    Ok,
+    /// The log says the call failed, was cancelled or was rejected.
+    Error,
+    /// The log does not say.
+    Unknown,
+}
+
+/// Why a tool call has the status it has; canonical, never a vendor word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatusBasis {
+    /// No result for this call was retained in the log.
+    NoResult,
+    /// The vendor's status word, translated by the adapter's table.
+    StatusWord,
+    /// A retained exit code decided it.
+    ExitCode,
+    /// The vendor used a word the adapter's table does not know.
+    UnmappedWord,
+    /// A result was retained but carries no status at all.
+    NoStatus,
+}
+
+/// What kind of operation a tool performs, as the adapter's `tool_kind_map` classifies it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    /// Runs a shell command.
+    Shell,
+    /// Writes or changes a file.
+    Edit,
+    /// Reads a file.
+    Read,
+    /// Searches files or names.
+    Search,
+    /// Updates a todo or plan list.
+    Todo,
+    /// Starts a subagent.
+    Subagent,
+    /// Fetches or searches the web.
+    Web,
+    /// Anything else.
+    Other,
+}
+
+/// Error for a canonical name that does not exist (used when validating adapter tables).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownName {
+    /// The rejected word.
+    pub value: String,
+    /// The names that would have been accepted.
+    pub expected: &'static [&'static str],
+}
+
+impl fmt::Display for UnknownName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown value `{}`, expected one of {}",
+            self.value,
+            self.expected.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownName {}
+
+macro_rules! canonical_names {
+    ($ty:ty, $( $name:literal => $variant:expr ),+ $(,)?) => {
+        impl $ty {
+            /// Every canonical spelling, in declaration order.
+            pub const NAMES: &'static [&'static str] = &[$($name),+];
+
+            /// The canonical spelling.
+            pub fn as_str(self) -> &'static str {
+                $( if self == $variant { return $name; } )+
+                unreachable!("every variant is listed")
+            }
+        }
+
+        impl FromStr for $ty {
+            type Err = UnknownName;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $( $name => Ok($variant), )+
+                    _ => Err(UnknownName { value: s.to_owned(), expected: Self::NAMES }),
+                }
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+canonical_names!(ToolStatus, "ok" => ToolStatus::Ok, "error" => ToolStatus::Error, "unknown" => ToolStatus::Unknown);
+canonical_names!(
+    ToolKind,
+    "shell" => ToolKind::Shell,
+    "edit" => ToolKind::Edit,
+    "read" => ToolKind::Read,
+    "search" => ToolKind::Search,
+    "todo" => ToolKind::Todo,
+    "subagent" => ToolKind::Subagent,
+    "web" => ToolKind::Web,
+    "other" => ToolKind::Other,
+);
+
+/// One session as read from the log, in observed source order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Session {
+    /// The adapter that read it.
+    pub harness: String,
+    /// Display name of the source (a file name, never a full path).
+    pub source: String,
+    /// Facts about the session as a whole.
+    pub facts: SessionFacts,
+    /// Events in source order.
+    pub events: Vec<Event>,
+    /// Subagent sessions, linked to the call that started them by `agent_id`.
+    pub subagents: Vec<Subagent>,
+}
+
+/// Facts about a session, each one missing when the log does not retain it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SessionFacts {
+    /// The harness's own session id.
+    pub id: Option<String>,
+    /// Working directory of the session (the first one seen).
+    pub cwd: Option<String>,
+    /// Every working directory the log names, in first-seen order.
+    pub cwds: Vec<String>,
+    /// Git branch.
+    pub branch: Option<String>,
+    /// Model name (the first one seen).
+    pub model: Option<String>,
+    /// Harness version.
+    pub version: Option<String>,
+    /// Earliest timestamp seen.
+    pub started_at: Option<String>,
+    /// Latest timestamp seen.
+    pub ended_at: Option<String>,
+    /// Token usage, summed over distinct API messages, when retained.
+    pub tokens: Option<TokenUsage>,
+}
+
+/// Token counts as retained by the log.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TokenUsage {
+    /// Input tokens, cache reads and writes included.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+}
+
+/// A subagent session, nested under the call that started it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Subagent {
+    /// The harness's id for the subagent.
+    pub agent_id: String,
+    /// Its own events and facts.
+    pub session: Session,
+}
+
+/// One canonical event.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Event {
+    /// When the log says it happened; missing stays missing.
+    pub timestamp: Option<String>,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+/// The canonical event kinds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EventKind {
+    /// A human prompt: starts a turn.
+    Prompt {
+        /// The prompt text.
+        text: String,
+    },
+    /// Assistant text.
+    Assistant {
+        /// Markdown text.
+        text: String,
+    },
+    /// Model reasoning; `None` when only a signature or an empty block was retained.
+    Thinking {
+        /// The reasoning text.
+        text: Option<String>,
+    },
+    /// A tool call, with its result and normalized status.
+    ToolCall(Box<ToolCall>),
+    /// The user interrupted the agent.
+    Interrupt,
+    /// The conversation was compacted; the summary when retained.
+    Compaction {
+        /// The summary text.
+        summary: Option<String>,
+    },
+}
+
+/// A tool call with everything the log retained about it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCall {
+    /// The vendor's own call id, verbatim.
+    pub call_id: String,
+    /// Tool name as the harness calls it.
+    pub name: String,
+    /// Canonical kind of operation.
+    pub kind: ToolKind,
+    /// Arguments as retained.
+    pub input: serde_json::Value,
+    /// Size of the serialized arguments in bytes.
+    pub input_size: usize,
+    /// Shell command, when the call runs one.
+    pub command: Option<String>,
+    /// Paths the call names.
+    pub paths: Vec<String>,
+    /// The retained result, if any.
+    pub result: Option<ToolResult>,
+    /// The normalized outcome.
+    pub status: ToolStatus,
+    /// What decided the outcome.
+    pub basis: StatusBasis,
+    /// Subagent started by this call, when the log links one.
+    pub agent_id: Option<String>,
+}
+
+/// A retained tool result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolResult {
+    /// Output text as retained.
+    pub output: String,
+    /// Size of the output in bytes.
+    pub size: usize,
+    /// Exit code, when the log retains one.
+    pub exit_code: Option<i64>,
+    /// The patch of an edit, when the log retained it, as unified diff text.
+    pub patch: Option<String>,
+    /// When the result was written.
+    pub timestamp: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_names_round_trip() -> anyhow::Result<()> {
+        for name in ToolStatus::NAMES {
+            assert_eq!(name.parse::<ToolStatus>()?.as_str(), *name);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn unknown_status_name_is_rejected_with_the_choices() {
+        let err = "done".parse::<ToolStatus>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown value `done`, expected one of ok, error, unknown"
+        );
+    }
+}

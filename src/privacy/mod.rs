@@ -1,0 +1,207 @@
+//! Privacy: everything that leaves the machine is redacted here, before projection.
+//!
+//! [`apply`] runs every [`Redactor`] of a [`Policy`] over every string of a session (texts,
+//! arguments, outputs, patches, facts) and returns [`Redacted`], which only this module can
+//! build: later stages take `&Redacted<Session>`, so they cannot see unredacted data.
+//!
+//! - [`paths`]: repository-relative paths, `~` for home folders, no user names;
+//! - [`secrets`]: credentials and secret values, replaced by `«redacted:<rule>»`.
+
+pub mod paths;
+pub mod secrets;
+
+use std::borrow::Cow;
+use std::ops::Deref;
+
+use serde_json::Value as Json;
+
+use crate::events::{Event, EventKind, Session};
+
+/// Rewrites text to remove something private. Implementations must be idempotent.
+pub trait Redactor: Send + Sync {
+    /// Returns the text with private parts replaced (borrowed when nothing changed).
+    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str>;
+}
+
+/// The redactors in force for one session, applied in order.
+pub struct Policy {
+    redactors: Vec<Box<dyn Redactor>>,
+}
+
+impl Policy {
+    /// The standard policy for a session: secrets first (so a secret inside a path is still
+    /// caught whole), then paths and identity.
+    pub fn for_session(session: &Session, extra: &[String]) -> Self {
+        let mut redactors: Vec<Box<dyn Redactor>> = vec![Box::new(secrets::Secrets::new(extra))];
+        redactors.push(Box::new(paths::Paths::new(&session.facts, &home_dirs())));
+        Self { redactors }
+    }
+
+    /// A policy with exactly these redactors (for tests and embedders).
+    pub fn with(redactors: Vec<Box<dyn Redactor>>) -> Self {
+        Self { redactors }
+    }
+
+    /// Applies every redactor to one string.
+    pub fn text(&self, text: &str) -> String {
+        let mut out = Cow::Borrowed(text);
+        for r in &self.redactors {
+            if let Cow::Owned(s) = r.redact(&out) {
+                out = Cow::Owned(s);
+            }
+        }
+        out.into_owned()
+    }
+
+    fn in_place(&self, text: &mut String) {
+        let mut changed: Option<String> = None;
+        for r in &self.redactors {
+            let current = changed.as_deref().unwrap_or(text);
+            if let Cow::Owned(s) = r.redact(current) {
+                changed = Some(s);
+            }
+        }
+        if let Some(s) = changed {
+            *text = s;
+        }
+    }
+
+    fn json(&self, value: &mut Json) {
+        match value {
+            Json::String(s) => self.in_place(s),
+            Json::Array(items) => items.iter_mut().for_each(|v| self.json(v)),
+            Json::Object(map) => {
+                let entries = std::mem::take(map);
+                for (mut key, mut v) in entries {
+                    self.in_place(&mut key);
+                    self.json(&mut v);
+                    map.insert(key, v);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A value that has been through the privacy stage. Only this module can build one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Redacted<T>(T);
+
+impl<T> Deref for Redacted<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// Redacts every string of a session, subagents included.
+pub fn apply(mut session: Session, policy: &Policy) -> Redacted<Session> {
+    redact_session(&mut session, policy);
+    Redacted(session)
+}
+
+fn redact_session(session: &mut Session, policy: &Policy) {
+    let f = &mut session.facts;
+    // The working directory itself is shown as its last segment: the project's name.
+    let project = f.cwd.as_deref().map(paths::project_name);
+    for slot in [&mut f.id, &mut f.branch, &mut f.model, &mut f.version] {
+        if let Some(s) = slot {
+            policy.in_place(s);
+        }
+    }
+    f.cwd = project.map(|p| policy.text(&p));
+    f.cwds.clear();
+    session.events.iter_mut().for_each(|e| redact_event(e, policy));
+    for sub in &mut session.subagents {
+        policy.in_place(&mut sub.agent_id);
+        redact_session(&mut sub.session, policy);
+    }
+}
+
+fn redact_event(event: &mut Event, policy: &Policy) {
+    match &mut event.kind {
+        EventKind::Prompt { text } | EventKind::Assistant { text } => policy.in_place(text),
+        EventKind::Thinking { text } | EventKind::Compaction { summary: text } => {
+            if let Some(t) = text {
+                policy.in_place(t);
+            }
+        }
+        EventKind::Interrupt => {}
+        EventKind::ToolCall(call) => {
+            policy.in_place(&mut call.name);
+            policy.json(&mut call.input);
+            if let Some(c) = &mut call.command {
+                policy.in_place(c);
+            }
+            call.paths.iter_mut().for_each(|p| policy.in_place(p));
+            if let Some(r) = &mut call.result {
+                policy.in_place(&mut r.output);
+                if let Some(p) = &mut r.patch {
+                    policy.in_place(p);
+                }
+            }
+        }
+    }
+}
+
+/// Home folders of the machine running tracebook, from the environment.
+fn home_dirs() -> Vec<String> {
+    ["HOME", "USERPROFILE"]
+        .iter()
+        .filter_map(|k| std::env::var(k).ok())
+        .filter(|h| h.len() > 1)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{SessionFacts, StatusBasis, ToolCall, ToolKind, ToolResult, ToolStatus};
+
+    #[test]
+    fn redacts_every_string_of_a_tool_call() {
+        let facts = SessionFacts {
+            cwd: Some("/home/alice/work/app".into()),
+            cwds: vec!["/home/alice/work/app".into()],
+            ..Default::default()
+        };
+        let session = Session {
+            facts,
+            events: vec![Event {
+                timestamp: None,
+                kind: EventKind::ToolCall(Box::new(ToolCall {
+                    call_id: "c1".into(),
+                    name: "Read".into(),
+                    kind: ToolKind::Read,
+                    input: serde_json::json!({"file_path": "/home/alice/work/app/src/main.rs"}),
+                    input_size: 0,
+                    command: None,
+                    paths: vec!["/home/alice/work/app/src/main.rs".into()],
+                    result: Some(ToolResult {
+                        output: "token ghp_abcdefghijklmnopqrstuvwxyz0123456789 in /home/alice/.netrc"
+                            .into(),
+                        size: 0,
+                        exit_code: None,
+                        patch: None,
+                        timestamp: None,
+                    }),
+                    status: ToolStatus::Ok,
+                    basis: StatusBasis::StatusWord,
+                    agent_id: None,
+                })),
+            }],
+            ..Default::default()
+        };
+        let policy = Policy::for_session(&session, &[]);
+        let out = apply(session, &policy);
+        let EventKind::ToolCall(call) = &out.events[0].kind else {
+            panic!("expected a call")
+        };
+        assert_eq!(call.paths, ["src/main.rs"]);
+        assert_eq!(call.input["file_path"], "src/main.rs");
+        let output = &call.result.as_ref().map(|r| r.output.clone()).unwrap_or_default();
+        assert!(!output.contains("ghp_"), "{output}");
+        assert!(!output.contains("alice"), "{output}");
+        assert_eq!(out.facts.cwd.as_deref(), Some("app"));
+    }
+}

@@ -1,0 +1,415 @@
+//! Projection: a redacted session becomes ordered turns with a response status and an
+//! evidence-bounded outcome.
+//!
+//! Invariants:
+//! - a turn starts at a human prompt; events before the first prompt form a turn without one;
+//! - inside a turn, events keep their source order;
+//! - an assistant message is the terminal response only when it is the turn's final retained
+//!   event; otherwise the turn is `incomplete` and the message stays an intermediate response;
+//! - the outcome lists only what the log retained; nothing is read from any worktree.
+
+use regex::Regex;
+use serde::Serialize;
+use std::sync::LazyLock;
+
+use crate::events::{Event, EventKind, Session, ToolCall, ToolKind, ToolStatus};
+use crate::privacy::Redacted;
+
+/// Whether a turn ended with a retained final response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResponseStatus {
+    /// The turn's final retained event is an assistant message.
+    Complete,
+    /// Anything else: a tool call, an interrupt or nothing came last, or no message at all.
+    Incomplete,
+}
+
+impl ResponseStatus {
+    /// The canonical spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResponseStatus::Complete => "complete",
+            ResponseStatus::Incomplete => "incomplete",
+        }
+    }
+}
+
+/// One turn: a prompt and what followed it, up to the next prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Turn {
+    /// 1-based position among the session's turns.
+    pub number: usize,
+    /// The human prompt; `None` for events that came before any prompt.
+    pub prompt: Option<Stamped<String>>,
+    /// Process events in source order, the terminal response excluded.
+    pub steps: Vec<Step>,
+    /// The terminal response, when the turn has one.
+    pub response: Option<Stamped<String>>,
+    /// Complete only with a terminal response.
+    pub response_status: ResponseStatus,
+    /// What the log retained of the turn's effects.
+    pub outcome: Outcome,
+}
+
+/// A value with the time the log gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stamped<T> {
+    /// The value.
+    pub value: T,
+    /// When; missing stays missing.
+    pub timestamp: Option<String>,
+}
+
+/// One process event of a turn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// An intermediate assistant message.
+    Assistant(Stamped<String>),
+    /// Reasoning; `None` when not retained.
+    Thinking(Stamped<Option<String>>),
+    /// A tool call, with the subagent it started when the log links one.
+    Tool(Box<ToolStep>),
+    /// The user interrupted.
+    Interrupt(Option<String>),
+    /// The conversation was compacted.
+    Compaction(Stamped<Option<String>>),
+}
+
+/// A tool call and its nested subagent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolStep {
+    /// The call.
+    pub call: ToolCall,
+    /// When the call was made.
+    pub timestamp: Option<String>,
+    /// The subagent's own turns, when this call started one.
+    pub subagent: Option<SubagentTurns>,
+}
+
+/// A subagent's turns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubagentTurns {
+    /// The harness's id for the subagent.
+    pub agent_id: String,
+    /// Its turns.
+    pub turns: Vec<Turn>,
+}
+
+/// Counts of one turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Counts {
+    /// Assistant messages that are not the terminal response.
+    pub intermediate_responses: usize,
+    /// Tool calls.
+    pub tool_calls: usize,
+    /// Every retained process event (assistant messages, reasoning, tool calls, interrupts).
+    pub process_events: usize,
+}
+
+/// What the log retained of a turn's effects.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Outcome {
+    /// Edit calls, in order, with the path they name and their status.
+    pub edits: Vec<Edit>,
+    /// Verification commands (tests, builds, linters) and their status.
+    pub verifications: Vec<Verification>,
+    /// Commits seen in tool output.
+    pub commits: Vec<Commit>,
+}
+
+/// One edited path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    /// The path, as redacted.
+    pub path: String,
+    /// The edit call's status.
+    pub status: ToolStatus,
+    /// The edit call's id.
+    pub call_id: String,
+    /// Whether the log retained the patch.
+    pub patch_retained: bool,
+}
+
+/// One verification command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verification {
+    /// The command.
+    pub command: String,
+    /// Its status.
+    pub status: ToolStatus,
+    /// The call's id.
+    pub call_id: String,
+}
+
+/// One commit seen in tool output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Commit {
+    /// Abbreviated or full hash, as printed.
+    pub hash: String,
+    /// Subject line.
+    pub subject: String,
+    /// The call whose output showed it.
+    pub call_id: String,
+}
+
+/// The projected session: its turns and subagents no call links to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Projection {
+    /// Turns in order.
+    pub turns: Vec<Turn>,
+    /// Subagents the log holds but no retained call started.
+    pub unlinked: Vec<SubagentTurns>,
+}
+
+/// Projects a redacted session into turns.
+pub fn project(session: &Redacted<Session>) -> Projection {
+    let session: &Session = session;
+    let mut used = vec![false; session.subagents.len()];
+    let turns = turns(session, &mut used);
+    let unlinked = session
+        .subagents
+        .iter()
+        .zip(&used)
+        .filter(|(_, used)| !**used)
+        .map(|(s, _)| SubagentTurns {
+            agent_id: s.agent_id.clone(),
+            turns: turns_of(&s.session),
+        })
+        .collect();
+    Projection { turns, unlinked }
+}
+
+fn turns_of(session: &Session) -> Vec<Turn> {
+    let mut used = vec![false; session.subagents.len()];
+    turns(session, &mut used)
+}
+
+fn turns(session: &Session, used: &mut [bool]) -> Vec<Turn> {
+    let mut groups: Vec<(Option<Stamped<String>>, Vec<&Event>)> = Vec::new();
+    for event in &session.events {
+        match &event.kind {
+            EventKind::Prompt { text } => groups.push((
+                Some(Stamped {
+                    value: text.clone(),
+                    timestamp: event.timestamp.clone(),
+                }),
+                Vec::new(),
+            )),
+            _ => match groups.last_mut() {
+                Some((_, events)) => events.push(event),
+                None => groups.push((None, vec![event])),
+            },
+        }
+    }
+    groups
+        .into_iter()
+        .enumerate()
+        .map(|(i, (prompt, events))| turn(i + 1, prompt, &events, session, used))
+        .collect()
+}
+
+fn turn(
+    number: usize,
+    prompt: Option<Stamped<String>>,
+    events: &[&Event],
+    session: &Session,
+    used: &mut [bool],
+) -> Turn {
+    // The terminal response is the final retained event, if it is assistant text; compaction
+    // markers are bookkeeping and do not count as retained process events.
+    let last = events
+        .iter()
+        .rposition(|e| !matches!(e.kind, EventKind::Compaction { .. }));
+    let terminal = last.filter(|&i| matches!(events[i].kind, EventKind::Assistant { .. }));
+    let mut steps = Vec::with_capacity(events.len());
+    let mut response = None;
+    for (i, event) in events.iter().enumerate() {
+        let ts = event.timestamp.clone();
+        let step = match &event.kind {
+            EventKind::Prompt { .. } => continue,
+            EventKind::Assistant { text } if Some(i) == terminal => {
+                response = Some(Stamped {
+                    value: text.clone(),
+                    timestamp: ts,
+                });
+                continue;
+            }
+            EventKind::Assistant { text } => Step::Assistant(Stamped {
+                value: text.clone(),
+                timestamp: ts,
+            }),
+            EventKind::Thinking { text } => Step::Thinking(Stamped {
+                value: text.clone(),
+                timestamp: ts,
+            }),
+            EventKind::Interrupt => Step::Interrupt(ts),
+            EventKind::Compaction { summary } => Step::Compaction(Stamped {
+                value: summary.clone(),
+                timestamp: ts,
+            }),
+            EventKind::ToolCall(call) => {
+                let subagent = call.agent_id.as_ref().and_then(|id| {
+                    let k = session.subagents.iter().position(|s| s.agent_id == *id)?;
+                    used[k] = true;
+                    Some(SubagentTurns {
+                        agent_id: id.clone(),
+                        turns: turns_of(&session.subagents[k].session),
+                    })
+                });
+                Step::Tool(Box::new(ToolStep {
+                    call: (**call).clone(),
+                    timestamp: ts,
+                    subagent,
+                }))
+            }
+        };
+        steps.push(step);
+    }
+    let outcome = outcome(&steps);
+    Turn {
+        number,
+        prompt,
+        response_status: if response.is_some() {
+            ResponseStatus::Complete
+        } else {
+            ResponseStatus::Incomplete
+        },
+        response,
+        steps,
+        outcome,
+    }
+}
+
+impl Turn {
+    /// The turn's counts.
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts::default();
+        for step in &self.steps {
+            match step {
+                Step::Assistant(_) => c.intermediate_responses += 1,
+                Step::Tool(_) => c.tool_calls += 1,
+                Step::Thinking(_) | Step::Interrupt(_) => {}
+                Step::Compaction(_) => continue,
+            }
+            c.process_events += 1;
+        }
+        c
+    }
+}
+
+/// Commands that verify work: tests, builds, type checks and linters.
+static VERIFY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?x)(?:^|[\s;&|(])(?:",
+        r"cargo\s+(?:test|build|check|clippy|nextest|fmt\s+--check|bench)",
+        r"|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:test|build|lint|typecheck|check)",
+        r"|npx\s+(?:jest|vitest|tsc|eslint|playwright|prettier\s+--check)",
+        r"|(?:python3?\s+-m\s+)?(?:pytest|unittest|mypy|ruff|flake8|pylint|black\s+--check|tox|nox)",
+        r"|go\s+(?:test|build|vet)|golangci-lint",
+        r"|make(?:\s+(?:test|check|build|lint|all))?\s*(?:$|[;&|])",
+        r"|mvn\s+\S*(?:test|verify|package)|gradle\w*\s+\S*(?:test|build|check)",
+        r"|dotnet\s+(?:test|build)|swift\s+(?:test|build)|mix\s+(?:test|compile)",
+        r"|tsc|eslint|jest|vitest|rspec|phpunit|ctest|bazel\s+(?:test|build)",
+        r"|uv\s+run\s+(?:pytest|ruff|mypy|ty)|ty\s+check",
+        r")\b"
+    ))
+    .expect("fixed regex")
+});
+
+/// Git's commit summary line: `[branch abc1234] subject` (with `(root-commit)` on the first).
+static COMMIT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^\[[^\]\s]+(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$")
+        .expect("fixed regex")
+});
+
+/// Whether a shell command verifies work (tests, builds, linters).
+pub fn is_verification(command: &str) -> bool {
+    VERIFY.is_match(command)
+}
+
+fn outcome(steps: &[Step]) -> Outcome {
+    let mut out = Outcome::default();
+    for step in steps {
+        let Step::Tool(tool) = step else { continue };
+        let call = &tool.call;
+        match call.kind {
+            ToolKind::Edit => {
+                for path in &call.paths {
+                    out.edits.push(Edit {
+                        path: path.clone(),
+                        status: call.status,
+                        call_id: call.call_id.clone(),
+                        patch_retained: call.result.as_ref().is_some_and(|r| r.patch.is_some()),
+                    });
+                }
+            }
+            ToolKind::Shell => {
+                if let Some(cmd) = call.command.as_deref().filter(|c| is_verification(c)) {
+                    out.verifications.push(Verification {
+                        command: cmd.to_owned(),
+                        status: call.status,
+                        call_id: call.call_id.clone(),
+                    });
+                }
+            }
+            _ => {}
+        }
+        if call.kind == ToolKind::Shell
+            && let Some(result) = &call.result
+        {
+            for caps in COMMIT.captures_iter(&result.output) {
+                let hash = caps[1].to_owned();
+                if !out.commits.iter().any(|c| c.hash == hash) {
+                    out.commits.push(Commit {
+                        hash,
+                        subject: caps[2].trim().to_owned(),
+                        call_id: call.call_id.clone(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_verification_commands() {
+        for c in [
+            "cargo test --locked",
+            "cd app && npm test",
+            "npm run build",
+            "python -m pytest -q",
+            "uv run pytest",
+            "go test ./...",
+            "make",
+            "make test",
+            "npx tsc --noEmit",
+        ] {
+            assert!(is_verification(c), "{c}");
+        }
+        for c in ["ls -la", "git status", "cat Makefile", "echo testing", "makefile-gen"] {
+            assert!(!is_verification(c), "{c}");
+        }
+    }
+
+    #[test]
+    fn finds_commits_in_git_output() {
+        let out = "[main 3f2c1a9] Add parser\n 2 files changed\n[feat (root-commit) abcdef0] First";
+        let hashes: Vec<_> = COMMIT
+            .captures_iter(out)
+            .map(|c| (c[1].to_owned(), c[2].to_owned()))
+            .collect();
+        assert_eq!(
+            hashes,
+            [
+                ("3f2c1a9".to_owned(), "Add parser".to_owned()),
+                ("abcdef0".to_owned(), "First".to_owned())
+            ]
+        );
+    }
+}

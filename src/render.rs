@@ -1,0 +1,357 @@
+//! Rendering: the report model becomes one self-contained HTML page.
+//!
+//! Askama templates under `templates/` escape every value; the only unescaped values are
+//! [`SafeHtml`] (sanitized Markdown, nested partials, and our own inlined assets). CSS and JS
+//! come from `assets/` and are allowed by hash in a Content-Security-Policy that forbids every
+//! network load. The report model is embedded as inert JSON for tools that read it back.
+
+use askama::Template;
+use base64::Engine as _;
+use sha2::{Digest, Sha256};
+use std::sync::LazyLock;
+
+use crate::events::ToolStatus;
+use crate::report::markdown::{self, SafeHtml};
+use crate::report::model::{Report, StepView, SubagentView, ToolCallView, TurnView};
+
+const CSS: &str = include_str!("../assets/report.css");
+const JS: &str = include_str!("../assets/report.js");
+
+/// Output longer than this many lines is split: the rest sits in a closed fold.
+const OUTPUT_HEAD_LINES: usize = 80;
+/// Output longer than this many bytes is split the same way.
+const OUTPUT_HEAD_BYTES: usize = 16 * 1024;
+
+static CSP: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "default-src 'none'; script-src '{}'; style-src '{}'; img-src data:; \
+         base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+        hash(JS),
+        hash(CSS)
+    )
+});
+
+fn hash(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    format!(
+        "sha256-{}",
+        base64::engine::general_purpose::STANDARD.encode(digest)
+    )
+}
+
+/// Renders the whole notebook.
+pub fn html(report: &Report) -> askama::Result<String> {
+    let turns = TurnsTemplate {
+        turns: &report.turns,
+    }
+    .render()?;
+    let mut unlinked = String::new();
+    for sub in &report.unlinked_subagents {
+        unlinked.push_str(&SubagentTemplate { sub }.render()?);
+    }
+    PageTemplate {
+        report,
+        csp: &CSP,
+        css: SafeHtml::asset(CSS),
+        js: SafeHtml::asset(JS),
+        turns: SafeHtml::rendered(turns),
+        unlinked: SafeHtml::rendered(unlinked),
+        data: SafeHtml::rendered(embedded_json(report)),
+        title: title(report),
+    }
+    .render()
+}
+
+/// The report as JSON that is inert inside a `<script type="application/json">` element.
+fn embedded_json(report: &Report) -> String {
+    let json = serde_json::to_string(report).unwrap_or_else(|_| "null".to_owned());
+    json.replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+}
+
+fn title(report: &Report) -> String {
+    let s = &report.session;
+    let first = report
+        .turns
+        .iter()
+        .find_map(|t| t.prompt.as_ref())
+        .map(|p| first_line(&p.text, 80));
+    match (first, &s.project) {
+        (Some(p), Some(proj)) => format!("{p} · {proj} · tracebook"),
+        (Some(p), None) => format!("{p} · tracebook"),
+        (None, Some(proj)) => format!("{proj} · tracebook"),
+        (None, None) => format!("{} · tracebook", s.source),
+    }
+}
+
+/// The first line of a text, cut to `max` characters.
+fn first_line(text: &str, max: usize) -> String {
+    let line = text.trim().lines().next().unwrap_or_default();
+    let mut out: String = line.chars().take(max).collect();
+    if line.chars().count() > max {
+        out.push('…');
+    }
+    out
+}
+
+#[derive(Template)]
+#[template(path = "report.html")]
+struct PageTemplate<'a> {
+    report: &'a Report,
+    csp: &'a str,
+    css: SafeHtml,
+    js: SafeHtml,
+    turns: SafeHtml,
+    unlinked: SafeHtml,
+    data: SafeHtml,
+    title: String,
+}
+
+impl PageTemplate<'_> {
+    fn status_count(&self, status: &str) -> usize {
+        let s = &self.report.summary;
+        match status {
+            "ok" => s.ok,
+            "error" => s.error,
+            _ => s.unknown,
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "turns.html")]
+struct TurnsTemplate<'a> {
+    turns: &'a [TurnView],
+}
+
+#[derive(Template)]
+#[template(path = "partials/subagent.html")]
+struct SubagentTemplate<'a> {
+    sub: &'a SubagentView,
+}
+
+impl SubagentTemplate<'_> {
+    fn turns_html(&self) -> SafeHtml {
+        render_turns(&self.sub.turns)
+    }
+}
+
+fn render_turns(turns: &[TurnView]) -> SafeHtml {
+    SafeHtml::rendered(TurnsTemplate { turns }.render().unwrap_or_default())
+}
+
+/// A run of process steps as shown: single steps, or adjacent tool calls folded together.
+enum Block<'a> {
+    Step(&'a StepView),
+    Tools(Vec<&'a ToolCallView>),
+}
+
+/// One line of a rendered diff.
+struct DiffLine<'a> {
+    class: &'static str,
+    text: &'a str,
+}
+
+/// Tool output split for display.
+struct Output<'a> {
+    head: &'a str,
+    rest: &'a str,
+    rest_lines: usize,
+    rest_bytes: usize,
+}
+
+impl TurnsTemplate<'_> {
+    fn md(&self, text: &str) -> SafeHtml {
+        markdown::render(text)
+    }
+
+    fn blocks<'t>(&self, turn: &'t TurnView) -> Vec<Block<'t>> {
+        let mut out: Vec<Block<'t>> = Vec::new();
+        for step in &turn.steps {
+            match (step, out.last_mut()) {
+                (StepView::ToolCall(c), Some(Block::Tools(group))) => group.push(c),
+                (StepView::ToolCall(c), _) => out.push(Block::Tools(vec![c])),
+                (other, _) => out.push(Block::Step(other)),
+            }
+        }
+        out
+    }
+
+    fn subagent_html(&self, sub: &SubagentView) -> SafeHtml {
+        SafeHtml::rendered(SubagentTemplate { sub }.render().unwrap_or_default())
+    }
+
+    fn group_summary(&self, calls: &[&ToolCallView]) -> String {
+        let mut names: Vec<&str> = Vec::new();
+        for c in calls {
+            if names.last() != Some(&c.name.as_str()) {
+                names.push(&c.name);
+            }
+        }
+        let mut listed = names.iter().take(6).copied().collect::<Vec<_>>().join(" → ");
+        if names.len() > 6 {
+            listed.push_str(" → …");
+        }
+        format!("{} tool calls: {listed}", calls.len())
+    }
+
+    fn group_status(&self, calls: &[&ToolCallView]) -> String {
+        let count = |s: ToolStatus| calls.iter().filter(|c| c.status == s).count();
+        let mut parts = Vec::new();
+        for (s, label) in [
+            (ToolStatus::Error, "error"),
+            (ToolStatus::Unknown, "unknown"),
+        ] {
+            let n = count(s);
+            if n > 0 {
+                parts.push(format!("{n} {label}"));
+            }
+        }
+        parts.join(" · ")
+    }
+
+    fn process_summary(&self, turn: &TurnView) -> String {
+        let c = &turn.counts;
+        let mut parts = vec![plural(c.process_events, "event")];
+        if c.intermediate_responses > 0 {
+            parts.push(plural(c.intermediate_responses, "message"));
+        }
+        if c.tool_calls > 0 {
+            parts.push(plural(c.tool_calls, "tool call"));
+        }
+        let errors = turn
+            .steps
+            .iter()
+            .filter(|s| matches!(s, StepView::ToolCall(t) if t.status == ToolStatus::Error))
+            .count();
+        if errors > 0 {
+            parts.push(plural(errors, "error"));
+        }
+        parts.join(" · ")
+    }
+
+    fn call_label(&self, call: &ToolCallView) -> String {
+        if let Some(cmd) = &call.command {
+            return first_line(cmd, 120);
+        }
+        if let Some(p) = call.paths.first() {
+            return p.clone();
+        }
+        for key in ["description", "pattern", "query", "url", "prompt"] {
+            if let Some(v) = call.input.get(key).and_then(|v| v.as_str()) {
+                return first_line(v, 120);
+            }
+        }
+        String::new()
+    }
+
+    fn input_json(&self, call: &ToolCallView) -> String {
+        serde_json::to_string_pretty(&call.input).unwrap_or_default()
+    }
+
+    fn output<'c>(&self, text: &'c str) -> Output<'c> {
+        let mut cut = text.len();
+        if let Some((i, _)) = text.match_indices('\n').nth(OUTPUT_HEAD_LINES - 1) {
+            cut = i + 1;
+        }
+        if cut > OUTPUT_HEAD_BYTES {
+            cut = OUTPUT_HEAD_BYTES;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+        }
+        let (head, rest) = text.split_at(cut);
+        Output {
+            head,
+            rest,
+            rest_lines: rest.lines().count(),
+            rest_bytes: rest.len(),
+        }
+    }
+
+    fn diff<'p>(&self, patch: &'p str) -> Vec<DiffLine<'p>> {
+        patch
+            .lines()
+            .map(|text| DiffLine {
+                class: if text.starts_with("@@") {
+                    "hunk"
+                } else if text.starts_with("+++") || text.starts_with("---") {
+                    "file"
+                } else if text.starts_with('+') {
+                    "add"
+                } else if text.starts_with('-') {
+                    "del"
+                } else {
+                    "ctx"
+                },
+                text,
+            })
+            .collect()
+    }
+
+    fn size(&self, bytes: &usize) -> String {
+        human_size(*bytes)
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// Bytes in B, KB or MB (1 KB = 1024 bytes).
+pub fn human_size(bytes: usize) -> String {
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if bytes < 1024 * 1024 {
+        format!("{:.1} KB", bytes as f64 / 1024.0)
+    } else {
+        format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
+    }
+}
+
+impl SafeHtml {
+    /// One of our own compiled-in assets (CSS or JS), never transcript content.
+    fn asset(text: &'static str) -> Self {
+        Self::trusted(text.to_owned())
+    }
+
+    /// Output of one of our templates, which escape every transcript value.
+    fn rendered(html: String) -> Self {
+        Self::trusted(html)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csp_forbids_network_loads_and_pins_assets_by_hash() {
+        assert!(CSP.starts_with("default-src 'none'; script-src 'sha256-"));
+        assert!(CSP.contains("img-src data:"));
+        assert!(!CSP.contains("unsafe-inline"));
+    }
+
+    #[test]
+    fn embedded_json_cannot_close_its_script_element() {
+        let s = "</script><script>alert(1)</script>";
+        let json = serde_json::to_string(s).unwrap_or_default();
+        let safe = json
+            .replace('<', "\\u003c")
+            .replace('>', "\\u003e")
+            .replace('&', "\\u0026");
+        assert!(!safe.contains("</script"));
+        assert_eq!(serde_json::from_str::<String>(&safe).unwrap_or_default(), s);
+    }
+
+    #[test]
+    fn first_line_is_cut_on_characters() {
+        assert_eq!(first_line("héllo wörld\nnext", 5), "héllo…");
+        assert_eq!(first_line("  short ", 10), "short");
+    }
+}

@@ -1,0 +1,258 @@
+//! The report: turns and facts as plain serde data ([`model`]), and the Markdown path
+//! ([`markdown`]) that turns assistant text into sanitized HTML at render time.
+
+pub mod markdown;
+pub mod model;
+
+use crate::events::{Session, ToolStatus};
+use crate::privacy::Redacted;
+use crate::projection::{Projection, Step, SubagentTurns, Turn};
+use crate::warning::Warning;
+use model::*;
+
+/// Facts about the run, passed in so tests can pin them.
+#[derive(Debug, Clone)]
+pub struct RunInfo {
+    /// When the report is made.
+    pub generated_at: String,
+    /// tracebook's version.
+    pub tool_version: String,
+    /// Human-readable harness name.
+    pub harness_label: String,
+}
+
+/// Builds the report model from a projection and the session's facts.
+pub fn build(
+    session: &Redacted<Session>,
+    projection: &Projection,
+    run: &RunInfo,
+    skipped: &[(String, usize)],
+    warnings: &[Warning],
+) -> Report {
+    let f = &session.facts;
+    let turns: Vec<TurnView> = projection
+        .turns
+        .iter()
+        .map(|t| turn_view(t, ""))
+        .collect();
+    let unlinked_subagents = projection
+        .unlinked
+        .iter()
+        .enumerate()
+        .map(|(i, s)| subagent_view(s, &format!("u{}", i + 1)))
+        .collect::<Vec<_>>();
+    let mut summary = Summary {
+        turns: turns.len(),
+        ..Summary::default()
+    };
+    for t in &turns {
+        match t.response_status {
+            crate::projection::ResponseStatus::Complete => summary.complete += 1,
+            crate::projection::ResponseStatus::Incomplete => summary.incomplete += 1,
+        }
+    }
+    for_each_call(&turns, &mut |c| {
+        summary.tool_calls += 1;
+        match c.status {
+            ToolStatus::Ok => summary.ok += 1,
+            ToolStatus::Error => summary.error += 1,
+            ToolStatus::Unknown => summary.unknown += 1,
+        }
+    });
+    Report {
+        schema_version: SCHEMA_VERSION,
+        meta: Meta {
+            generated_at: run.generated_at.clone(),
+            tool_version: run.tool_version.clone(),
+        },
+        session: SessionInfo {
+            harness: session.harness.clone(),
+            harness_label: run.harness_label.clone(),
+            source: session.source.clone(),
+            id: f.id.clone(),
+            project: f.cwd.clone(),
+            branch: f.branch.clone(),
+            model: f.model.clone(),
+            version: f.version.clone(),
+            started_at: f.started_at.clone(),
+            ended_at: f.ended_at.clone(),
+            tokens: f.tokens.map(|t| Tokens {
+                input: t.input,
+                output: t.output,
+            }),
+        },
+        summary,
+        turns,
+        unlinked_subagents,
+        skipped: skipped
+            .iter()
+            .map(|(reason, count)| Skipped {
+                reason: reason.clone(),
+                count: *count,
+            })
+            .collect(),
+        warnings: warnings
+            .iter()
+            .map(|w| WarningView {
+                source: w.source.clone(),
+                line: w.line,
+                message: w.message.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// Visits every tool call, subagents' included, in order.
+pub fn for_each_call(turns: &[TurnView], f: &mut impl FnMut(&ToolCallView)) {
+    for t in turns {
+        for s in &t.steps {
+            if let StepView::ToolCall(c) = s {
+                f(c);
+                if let Some(sub) = &c.subagent {
+                    for_each_call(&sub.turns, f);
+                }
+            }
+        }
+    }
+}
+
+fn turn_view(turn: &Turn, prefix: &str) -> TurnView {
+    let id = format!("{prefix}t{}", turn.number);
+    let steps: Vec<StepView> = turn
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| step_view(s, &format!("{id}-s{}", i + 1)))
+        .collect();
+    let step_of = |call_id: &str| {
+        steps
+            .iter()
+            .find(|s| matches!(s, StepView::ToolCall(c) if c.call_id == call_id))
+            .map(|s| s.id().to_owned())
+            .unwrap_or_default()
+    };
+    let o = &turn.outcome;
+    let outcome = OutcomeView {
+        edits: o
+            .edits
+            .iter()
+            .map(|e| EditView {
+                path: e.path.clone(),
+                status: e.status,
+                call_id: e.call_id.clone(),
+                step: step_of(&e.call_id),
+                patch: if e.patch_retained {
+                    Availability::Retained
+                } else {
+                    Availability::Unavailable
+                },
+            })
+            .collect(),
+        verifications: o
+            .verifications
+            .iter()
+            .map(|v| VerificationView {
+                command: v.command.clone(),
+                status: v.status,
+                call_id: v.call_id.clone(),
+                step: step_of(&v.call_id),
+            })
+            .collect(),
+        commits: o
+            .commits
+            .iter()
+            .map(|c| CommitView {
+                hash: c.hash.clone(),
+                subject: c.subject.clone(),
+                call_id: c.call_id.clone(),
+                step: step_of(&c.call_id),
+            })
+            .collect(),
+    };
+    let counts = turn.counts();
+    TurnView {
+        prompt: turn.prompt.as_ref().map(|p| TextView {
+            id: format!("{id}-p"),
+            text: p.value.clone(),
+            timestamp: p.timestamp.clone(),
+        }),
+        response: turn.response.as_ref().map(|r| TextView {
+            id: format!("{id}-r"),
+            text: r.value.clone(),
+            timestamp: r.timestamp.clone(),
+        }),
+        number: turn.number,
+        steps,
+        response_status: turn.response_status,
+        counts: CountsView {
+            intermediate_responses: counts.intermediate_responses,
+            tool_calls: counts.tool_calls,
+            process_events: counts.process_events,
+        },
+        outcome,
+        id,
+    }
+}
+
+fn step_view(step: &Step, id: &str) -> StepView {
+    let id = id.to_owned();
+    match step {
+        Step::Assistant(t) => StepView::Assistant(TextView {
+            id,
+            text: t.value.clone(),
+            timestamp: t.timestamp.clone(),
+        }),
+        Step::Thinking(t) => StepView::Thinking {
+            id,
+            text: t.value.clone(),
+            timestamp: t.timestamp.clone(),
+        },
+        Step::Interrupt(ts) => StepView::Interrupt {
+            id,
+            timestamp: ts.clone(),
+        },
+        Step::Compaction(t) => StepView::Compaction {
+            id,
+            summary: t.value.clone(),
+            timestamp: t.timestamp.clone(),
+        },
+        Step::Tool(tool) => {
+            let c = &tool.call;
+            let subagent = tool
+                .subagent
+                .as_ref()
+                .map(|s| subagent_view(s, &format!("{id}-")));
+            StepView::ToolCall(Box::new(ToolCallView {
+                call_id: c.call_id.clone(),
+                name: c.name.clone(),
+                kind: c.kind,
+                status: c.status,
+                status_basis: c.basis,
+                command: c.command.clone(),
+                paths: c.paths.clone(),
+                input: c.input.clone(),
+                input_size: c.input_size,
+                result_size: c.result.as_ref().map(|r| r.size),
+                output: c.result.as_ref().map(|r| r.output.clone()),
+                exit_code: c.result.as_ref().and_then(|r| r.exit_code),
+                patch: c.result.as_ref().and_then(|r| r.patch.clone()),
+                timestamp: tool.timestamp.clone(),
+                result_timestamp: c.result.as_ref().and_then(|r| r.timestamp.clone()),
+                subagent,
+                id,
+            }))
+        }
+    }
+}
+
+fn subagent_view(sub: &SubagentTurns, prefix: &str) -> SubagentView {
+    SubagentView {
+        id: format!("{prefix}a"),
+        agent_id: sub.agent_id.clone(),
+        turns: sub
+            .turns
+            .iter()
+            .map(|t| turn_view(t, &format!("{prefix}a-")))
+            .collect(),
+    }
+}

@@ -1,0 +1,332 @@
+//! The report model: plain serde data, embedded in every notebook and written by
+//! `--format json`. It is a contract: field names below are stable within a `schema_version`.
+//!
+//! - every tool call has `call_id` (the vendor's id, verbatim) and `status` (`ok|error|unknown`);
+//! - every turn has `response_status` (`complete|incomplete`);
+//! - no HTML: rendering happens later, from this data.
+
+use serde::{Deserialize, Serialize};
+
+use crate::events::{StatusBasis, ToolKind, ToolStatus};
+use crate::projection::ResponseStatus;
+
+/// The version of this model. Bumped when a field changes meaning or is removed.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Version of this model.
+    pub schema_version: u32,
+    /// Facts about the run that made the report.
+    pub meta: Meta,
+    /// Facts about the session.
+    pub session: SessionInfo,
+    /// Totals over the session.
+    pub summary: Summary,
+    /// Turns in order.
+    pub turns: Vec<TurnView>,
+    /// Subagents the log holds that no retained call started.
+    #[serde(default)]
+    pub unlinked_subagents: Vec<SubagentView>,
+    /// Records skipped on purpose, by reason.
+    #[serde(default)]
+    pub skipped: Vec<Skipped>,
+    /// What could not be read, naming input and line.
+    #[serde(default)]
+    pub warnings: Vec<WarningView>,
+}
+
+/// Facts about the tracebook run, kept apart so tests can pin them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Meta {
+    /// When the report was made (RFC 3339, UTC).
+    pub generated_at: String,
+    /// tracebook's version.
+    pub tool_version: String,
+}
+
+/// Facts about the session; each one is `null` when the log does not retain it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    /// Adapter name (`claude-code`).
+    pub harness: String,
+    /// Human-readable harness name.
+    pub harness_label: String,
+    /// Input file name.
+    pub source: String,
+    /// The harness's session id.
+    pub id: Option<String>,
+    /// The project: last segment of the working directory.
+    pub project: Option<String>,
+    /// Git branch.
+    pub branch: Option<String>,
+    /// Model.
+    pub model: Option<String>,
+    /// Harness version.
+    pub version: Option<String>,
+    /// First timestamp in the log.
+    pub started_at: Option<String>,
+    /// Last timestamp in the log.
+    pub ended_at: Option<String>,
+    /// Token usage, when retained.
+    pub tokens: Option<Tokens>,
+}
+
+/// Token counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tokens {
+    /// Input tokens, cache included.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+}
+
+/// Totals over the main session (subagents counted apart).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Summary {
+    /// Number of turns.
+    pub turns: usize,
+    /// Turns with a terminal response.
+    pub complete: usize,
+    /// Turns without one.
+    pub incomplete: usize,
+    /// Tool calls, subagents' included.
+    pub tool_calls: usize,
+    /// Tool calls with status ok.
+    pub ok: usize,
+    /// Tool calls with status error.
+    pub error: usize,
+    /// Tool calls with status unknown.
+    pub unknown: usize,
+}
+
+/// One turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnView {
+    /// Stable anchor, from the turn's position (`t3`).
+    pub id: String,
+    /// 1-based position.
+    pub number: usize,
+    /// The human prompt; `null` for events before any prompt.
+    pub prompt: Option<TextView>,
+    /// Process events in source order.
+    pub steps: Vec<StepView>,
+    /// The terminal response, when retained.
+    pub response: Option<TextView>,
+    /// `complete` only with a terminal response.
+    pub response_status: ResponseStatus,
+    /// Counts.
+    pub counts: CountsView,
+    /// Evidence-bounded outcome.
+    pub outcome: OutcomeView,
+}
+
+/// Counts of one turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CountsView {
+    /// Assistant messages that are not the terminal response.
+    pub intermediate_responses: usize,
+    /// Tool calls.
+    pub tool_calls: usize,
+    /// Every retained process event.
+    pub process_events: usize,
+}
+
+/// A text with its anchor and time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextView {
+    /// Stable anchor.
+    pub id: String,
+    /// The text (Markdown for assistant text).
+    pub text: String,
+    /// When; `null` when the log has no time.
+    pub timestamp: Option<String>,
+}
+
+/// One process event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StepView {
+    /// An intermediate assistant message.
+    Assistant(TextView),
+    /// Reasoning; `text` is `null` when not retained.
+    Thinking {
+        /// Stable anchor.
+        id: String,
+        /// The reasoning text.
+        text: Option<String>,
+        /// When.
+        timestamp: Option<String>,
+    },
+    /// A tool call.
+    ToolCall(Box<ToolCallView>),
+    /// The user interrupted.
+    Interrupt {
+        /// Stable anchor.
+        id: String,
+        /// When.
+        timestamp: Option<String>,
+    },
+    /// The conversation was compacted.
+    Compaction {
+        /// Stable anchor.
+        id: String,
+        /// The summary, when retained.
+        summary: Option<String>,
+        /// When.
+        timestamp: Option<String>,
+    },
+}
+
+impl StepView {
+    /// The step's anchor.
+    pub fn id(&self) -> &str {
+        match self {
+            StepView::Assistant(t) => &t.id,
+            StepView::ToolCall(c) => &c.id,
+            StepView::Thinking { id, .. }
+            | StepView::Interrupt { id, .. }
+            | StepView::Compaction { id, .. } => id,
+        }
+    }
+}
+
+/// One tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallView {
+    /// Stable anchor.
+    pub id: String,
+    /// The vendor's call id, verbatim.
+    pub call_id: String,
+    /// Tool name.
+    pub name: String,
+    /// Canonical kind.
+    pub kind: ToolKind,
+    /// `ok`, `error` or `unknown`.
+    pub status: ToolStatus,
+    /// What decided the status.
+    pub status_basis: StatusBasis,
+    /// Shell command, when it runs one.
+    pub command: Option<String>,
+    /// Paths it names.
+    pub paths: Vec<String>,
+    /// Arguments as retained.
+    pub input: serde_json::Value,
+    /// Size of the arguments in bytes.
+    pub input_size: usize,
+    /// Size of the retained output in bytes; `null` when no result was retained.
+    pub result_size: Option<usize>,
+    /// Retained output; `null` when no result was retained.
+    pub output: Option<String>,
+    /// Retained exit code.
+    pub exit_code: Option<i64>,
+    /// Retained patch as unified diff; `null` when the log kept none.
+    pub patch: Option<String>,
+    /// When the call was made.
+    pub timestamp: Option<String>,
+    /// When its result was written.
+    pub result_timestamp: Option<String>,
+    /// The subagent this call started, with its own turns.
+    pub subagent: Option<SubagentView>,
+}
+
+/// A subagent and its turns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubagentView {
+    /// Stable anchor.
+    pub id: String,
+    /// The harness's id for it.
+    pub agent_id: String,
+    /// Its turns (anchors prefixed by the parent's).
+    pub turns: Vec<TurnView>,
+}
+
+/// What the log retained of a turn's effects.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct OutcomeView {
+    /// Edited paths with the status of each edit call.
+    pub edits: Vec<EditView>,
+    /// Verification commands and their status.
+    pub verifications: Vec<VerificationView>,
+    /// Commits seen in tool output.
+    pub commits: Vec<CommitView>,
+}
+
+/// One edited path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EditView {
+    /// The path.
+    pub path: String,
+    /// The edit call's status.
+    pub status: ToolStatus,
+    /// The edit call's vendor id.
+    pub call_id: String,
+    /// The anchor of the step.
+    pub step: String,
+    /// `retained` or `unavailable`.
+    pub patch: Availability,
+}
+
+/// Whether the log kept something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Availability {
+    /// The log kept it.
+    Retained,
+    /// The log did not keep it.
+    Unavailable,
+}
+
+impl Availability {
+    /// Whether the log did not keep it.
+    pub fn is_unavailable(self) -> bool {
+        self == Availability::Unavailable
+    }
+}
+
+/// One verification command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerificationView {
+    /// The command.
+    pub command: String,
+    /// Its status.
+    pub status: ToolStatus,
+    /// The call's vendor id.
+    pub call_id: String,
+    /// The anchor of the step.
+    pub step: String,
+}
+
+/// One commit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitView {
+    /// Hash as printed.
+    pub hash: String,
+    /// Subject line.
+    pub subject: String,
+    /// The call whose output showed it.
+    pub call_id: String,
+    /// The anchor of the step.
+    pub step: String,
+}
+
+/// Records skipped on purpose.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    /// The adapter's reason.
+    pub reason: String,
+    /// How many.
+    pub count: usize,
+}
+
+/// A warning.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WarningView {
+    /// Input name.
+    pub source: String,
+    /// Line, when about one line.
+    pub line: Option<usize>,
+    /// What happened.
+    pub message: String,
+}
