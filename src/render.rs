@@ -25,7 +25,7 @@ const OUTPUT_HEAD_BYTES: usize = 16 * 1024;
 static CSP: LazyLock<String> = LazyLock::new(|| {
     format!(
         "default-src 'none'; script-src '{}'; style-src '{}'; img-src data:; \
-         base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+         base-uri 'none'; form-action 'none'",
         hash(JS),
         hash(CSS)
     )
@@ -51,7 +51,7 @@ pub fn html(report: &Report) -> askama::Result<String> {
     }
     PageTemplate {
         report,
-        csp: &CSP,
+        csp: SafeHtml::asset_text(&CSP),
         css: SafeHtml::asset(CSS),
         js: SafeHtml::asset(JS),
         turns: SafeHtml::rendered(turns),
@@ -99,7 +99,7 @@ fn first_line(text: &str, max: usize) -> String {
 #[template(path = "report.html")]
 struct PageTemplate<'a> {
     report: &'a Report,
-    csp: &'a str,
+    csp: SafeHtml,
     css: SafeHtml,
     js: SafeHtml,
     turns: SafeHtml,
@@ -109,6 +109,18 @@ struct PageTemplate<'a> {
 }
 
 impl PageTemplate<'_> {
+    fn num(&self, n: &u64) -> String {
+        let digits = n.to_string();
+        let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    }
+
     fn status_count(&self, status: &str) -> usize {
         let s = &self.report.summary;
         match status {
@@ -317,6 +329,11 @@ pub fn human_size(bytes: usize) -> String {
 impl SafeHtml {
     /// One of our own compiled-in assets (CSS or JS), never transcript content.
     fn asset(text: &'static str) -> Self {
+        Self::trusted(text.to_owned())
+    }
+
+    /// Text we compose from our own constants (the CSP), never transcript content.
+    fn asset_text(text: &str) -> Self {
         Self::trusted(text.to_owned())
     }
 

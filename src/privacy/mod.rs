@@ -134,8 +134,14 @@ fn redact_event(event: &mut Event, policy: &Policy) {
                 policy.in_place(c);
             }
             call.paths.iter_mut().for_each(|p| policy.in_place(p));
+            // Sizes describe what the reader is shown, so they are measured after redaction.
+            call.input_size = match &call.input {
+                Json::Null => 0,
+                v => v.to_string().len(),
+            };
             if let Some(r) = &mut call.result {
                 policy.in_place(&mut r.output);
+                r.size = r.output.len();
                 if let Some(p) = &mut r.patch {
                     policy.in_place(p);
                 }

@@ -133,21 +133,7 @@ fn turn_view(turn: &Turn, prefix: &str) -> TurnView {
     };
     let o = &turn.outcome;
     let outcome = OutcomeView {
-        edits: o
-            .edits
-            .iter()
-            .map(|e| EditView {
-                path: e.path.clone(),
-                status: e.status,
-                call_id: e.call_id.clone(),
-                step: step_of(&e.call_id),
-                patch: if e.patch_retained {
-                    Availability::Retained
-                } else {
-                    Availability::Unavailable
-                },
-            })
-            .collect(),
+        edits: group_edits(&o.edits, &step_of),
         verifications: o
             .verifications
             .iter()
@@ -192,6 +178,34 @@ fn turn_view(turn: &Turn, prefix: &str) -> TurnView {
         outcome,
         id,
     }
+}
+
+/// Edits grouped by path, in order of each path's first edit.
+fn group_edits(
+    edits: &[crate::projection::Edit],
+    step_of: &impl Fn(&str) -> String,
+) -> Vec<EditView> {
+    let mut out: Vec<EditView> = Vec::new();
+    for e in edits {
+        let call = EditCall {
+            status: e.status,
+            call_id: e.call_id.clone(),
+            step: step_of(&e.call_id),
+            patch: if e.patch_retained {
+                Availability::Retained
+            } else {
+                Availability::Unavailable
+            },
+        };
+        match out.iter_mut().find(|v| v.path == e.path) {
+            Some(v) => v.calls.push(call),
+            None => out.push(EditView {
+                path: e.path.clone(),
+                calls: vec![call],
+            }),
+        }
+    }
+    out
 }
 
 fn step_view(step: &Step, id: &str) -> StepView {

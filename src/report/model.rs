@@ -253,11 +253,25 @@ pub struct OutcomeView {
     pub commits: Vec<CommitView>,
 }
 
-/// One edited path.
+/// One edited path and every call that edited it, in order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EditView {
     /// The path.
     pub path: String,
+    /// The edit calls that named it.
+    pub calls: Vec<EditCall>,
+}
+
+impl EditView {
+    /// Whether any edit of this path lacks a retained patch.
+    pub fn patch_unavailable(&self) -> bool {
+        self.calls.iter().any(|c| c.patch.is_unavailable())
+    }
+}
+
+/// One edit call on a path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EditCall {
     /// The edit call's status.
     pub status: ToolStatus,
     /// The edit call's vendor id.

@@ -1,0 +1,97 @@
+//! User adapters: adding a harness, replacing a built-in, and rejecting bad files.
+
+use predicates::prelude::*;
+use std::fs;
+
+use crate::{fixtures, tracebook};
+
+#[test]
+fn an_invented_harness_renders_from_yaml_alone() -> anyhow::Result<()> {
+    let dir = fixtures().join("adapters/valid");
+    let out = tracebook()
+        .args(["render", "--format", "json", "-o", "-", "--adapters"])
+        .arg(&dir)
+        .arg(dir.join("toolbox-session.jsonl"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report: serde_json::Value = serde_json::from_slice(&out)?;
+    assert_eq!(report["session"]["harness"], "toolbox");
+    let statuses: Vec<_> = report["turns"][0]["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| (s["call_id"].clone(), s["status"].clone()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("a".into(), "ok".into()),
+            ("b".into(), "error".into()),
+            ("c".into(), "unknown".into()),
+            ("d".into(), "unknown".into()),
+            ("e".into(), "error".into()),
+        ]
+    );
+    Ok(())
+}
+
+#[test]
+fn adapters_list_names_each_origin() -> anyhow::Result<()> {
+    tracebook()
+        .args(["adapters", "list", "--adapters"])
+        .arg(fixtures().join("adapters/valid"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("claude-code"))
+        .stdout(predicate::str::contains("built-in"))
+        .stdout(predicate::str::contains("toolbox"))
+        .stdout(predicate::str::contains("user file"));
+    Ok(())
+}
+
+#[test]
+fn dumped_adapters_load_back_and_replace_the_built_ins() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    tracebook()
+        .args(["adapters", "dump"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let path = dir.path().join("claude-code.yaml");
+    let text = fs::read_to_string(&path)?;
+    fs::write(&path, text.replace("label: Claude Code", "label: Claude Code (mine)"))?;
+    tracebook()
+        .args(["adapters", "list", "--adapters"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Claude Code (mine)"))
+        .stdout(predicate::str::contains("replaces built-in"));
+    Ok(())
+}
+
+#[test]
+fn invalid_adapters_are_rejected_naming_file_field_and_value() -> anyhow::Result<()> {
+    let cases = [
+        ("unknown-status.yaml", "field `state_map.values.broken`: unknown value `done`"),
+        ("missing-table.yaml", "names the table `status_map`, which this adapter does not define"),
+        ("not-a-table.yaml", "field `colour_map`: not a table"),
+        ("bad-regex.yaml", "bad regex"),
+        ("unknown-field.yaml", "unknown field `colour`"),
+    ];
+    for (file, message) in cases {
+        let dir = tempfile::tempdir()?;
+        fs::copy(fixtures().join("adapters/invalid").join(file), dir.path().join(file))?;
+        tracebook()
+            .args(["adapters", "list", "--adapters"])
+            .arg(dir.path())
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!("adapter {file}")))
+            .stderr(predicate::str::contains(message));
+    }
+    Ok(())
+}

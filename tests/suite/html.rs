@@ -1,0 +1,104 @@
+//! The notebook as a file: self-contained, offline, escaped, with stable anchors.
+
+use crate::{CANARIES, fixtures, report};
+
+fn render(case: &str) -> anyhow::Result<String> {
+    let report = report(&fixtures().join(format!("claude-code/{case}/session.jsonl")))?;
+    Ok(tracebook::render::html(&report)?)
+}
+
+#[test]
+fn the_page_fetches_nothing_and_says_so_in_its_csp() -> anyhow::Result<()> {
+    for case in ["ordered-steps", "outcome-evidence", "subagent"] {
+        let html = render(case)?;
+        let head = &html[..html.find("</head>").unwrap_or(html.len())];
+        let charset = head.find("<meta charset=\"utf-8\">").expect("charset first");
+        let csp = head
+            .find("http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'")
+            .expect("a CSP that forbids by default");
+        assert!(charset < csp);
+        assert!(!html.contains("<script src"), "{case}");
+        assert!(!html.contains("<link"), "{case}");
+        assert!(!html.contains(" src=\"http"), "{case}");
+        assert!(!html.contains("@import"), "{case}");
+        assert!(!html.contains("url(http"), "{case}");
+    }
+    Ok(())
+}
+
+#[test]
+fn planted_secrets_and_home_paths_never_reach_the_page() -> anyhow::Result<()> {
+    for case in ["outcome-evidence", "ordered-steps", "subagent"] {
+        let html = render(case)?;
+        for canary in CANARIES {
+            assert!(!html.contains(canary), "{case}: `{canary}` reached the page");
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_turn_and_step_has_a_positional_anchor() -> anyhow::Result<()> {
+    let html = render("ordered-steps")?;
+    for id in ["t1", "t1-p", "t1-s1", "t1-s2", "t1-s3", "t1-s4", "t1-r"] {
+        assert!(html.contains(&format!("id=\"{id}\"")), "missing #{id}");
+    }
+    Ok(())
+}
+
+#[test]
+fn process_is_a_closed_fold_and_the_response_is_markdown() -> anyhow::Result<()> {
+    let html = render("ordered-steps")?;
+    assert!(html.contains("<details class=\"process\">"));
+    assert!(!html.contains("<details class=\"process\" open"));
+    assert!(html.contains("<strong>percentage</strong>"));
+    assert!(html.contains("<code>total()</code>"));
+    Ok(())
+}
+
+#[test]
+fn adjacent_tool_calls_fold_in_their_order() -> anyhow::Result<()> {
+    let html = render("outcome-evidence")?;
+    assert!(html.contains("6 tool calls: Edit → Write → Bash → Edit → Bash"));
+    let positions: Vec<usize> = (1..=6)
+        .map(|i| html.find(&format!("id=\"t1-s{i}\"")).expect("step present"))
+        .collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]));
+    Ok(())
+}
+
+#[test]
+fn outcome_says_only_what_the_log_retained() -> anyhow::Result<()> {
+    let html = render("outcome-evidence")?;
+    assert!(html.contains("patch unavailable"));
+    assert!(html.contains("<span class=\"del\">-    return sum(items) - coupon</span>"));
+    assert!(html.contains("<code>4e1d2c9</code>"));
+    let incomplete = render("tool-after-message")?;
+    assert!(incomplete.contains("No final response retained"));
+    Ok(())
+}
+
+#[test]
+fn transcript_text_is_escaped() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("xss.jsonl");
+    let line = serde_json::json!({
+        "type": "user", "sessionId": "s", "uuid": "u1",
+        "message": {"role": "user", "content": "<script>alert('p')</script><img src=x onerror=alert(1)>"}
+    });
+    let reply = serde_json::json!({
+        "type": "assistant", "sessionId": "s", "uuid": "u2",
+        "message": {"id": "m", "role": "assistant", "content": [
+            {"type": "text", "text": "<script>alert('a')</script>[x](javascript:alert(1))"}]}
+    });
+    std::fs::write(&path, format!("{line}\n{reply}\n"))?;
+    let html = tracebook::render::html(&report(&path)?)?;
+    let body = &html[html.find("<main>").unwrap_or(0)..html.find("</main>").unwrap_or(html.len())];
+    assert!(!body.contains("<script"), "a transcript script reached the page");
+    assert!(!body.contains("<img"));
+    assert!(!body.contains("href=\"javascript:"));
+    let data = &html[html.find("id=\"tracebook-report\">").unwrap_or(0)..];
+    let data = &data[..data.find("</script>").unwrap_or(data.len())];
+    assert!(!data.contains("<script"), "embedded JSON can close its element");
+    Ok(())
+}

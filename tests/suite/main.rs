@@ -1,0 +1,39 @@
+//! The integration suite: one test binary, a module per feature.
+
+mod adapters; // user adapters: adding, replacing, rejecting
+mod cli; // the binary: commands, output files, exit codes, bad input
+mod corpus; // every real session under $TRACEBOOK_CORPUS renders with the invariants
+mod html; // the notebook: self-contained, offline, escaped, linkable
+mod snapshots; // the report model of each fixture, pinned with insta
+
+use std::path::{Path, PathBuf};
+
+/// The repository's test fixtures folder.
+pub(crate) fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// The `tracebook` binary with a clean environment: no home folder of the developer's, a
+/// pinned generation time.
+pub(crate) fn tracebook() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("tracebook").expect("binary is built");
+    cmd.env_remove("HOME")
+        .env_remove("USERPROFILE")
+        .env("TRACEBOOK_GENERATED_AT", "2026-01-01T00:00:00Z");
+    cmd
+}
+
+/// Renders a session through the library with pinned metadata.
+pub(crate) fn report(path: &Path) -> anyhow::Result<tracebook::report::model::Report> {
+    let set = tracebook::adapters::AdapterSet::load(None)?;
+    let (report, _) = tracebook::report_for(path, &set, None, &[], "2026-01-01T00:00:00Z".into())?;
+    Ok(report)
+}
+
+/// Strings planted in fixtures that must never reach any output.
+pub(crate) const CANARIES: &[&str] = &[
+    "PLANTEDSECRET",
+    "PLANTEDKEY",
+    "alice",
+    "/Users/",
+];
