@@ -106,8 +106,9 @@ pub fn report_for(
 
 fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
     let set = AdapterSet::load(args.adapters.as_deref())?;
-    let generated_at = std::env::var("TRACEBOOK_GENERATED_AT")
-        .unwrap_or_else(|_| humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
+    let generated_at = std::env::var("TRACEBOOK_GENERATED_AT").unwrap_or_else(|_| {
+        humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+    });
     let (report, warnings) = report_for(
         &args.input,
         &set,
@@ -141,7 +142,10 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
     let out = output_path(args);
     if out.as_os_str() == "-" {
         let mut stdout = std::io::stdout().lock();
-        match stdout.write_all(bytes.as_bytes()).and_then(|_| stdout.flush()) {
+        match stdout
+            .write_all(bytes.as_bytes())
+            .and_then(|_| stdout.flush())
+        {
             Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
                 return Err(e).context("writing to standard output");
             }
@@ -192,7 +196,11 @@ fn adapters_command(action: AdaptersAction) -> anyhow::Result<Exit> {
         AdaptersAction::List { adapters } => {
             let set = AdapterSet::load(adapters.as_deref())?;
             for a in set.iter() {
-                writeln!(stdout, "{:<14} {:<22} {}", a.spec.name, a.spec.label, a.origin)?;
+                writeln!(
+                    stdout,
+                    "{:<14} {:<22} {}",
+                    a.spec.name, a.spec.label, a.origin
+                )?;
             }
         }
         AdaptersAction::Dump { dir } => {

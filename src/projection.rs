@@ -392,7 +392,13 @@ mod tests {
         ] {
             assert!(is_verification(c), "{c}");
         }
-        for c in ["ls -la", "git status", "cat Makefile", "echo testing", "makefile-gen"] {
+        for c in [
+            "ls -la",
+            "git status",
+            "cat Makefile",
+            "echo testing",
+            "makefile-gen",
+        ] {
             assert!(!is_verification(c), "{c}");
         }
     }

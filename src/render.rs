@@ -201,7 +201,12 @@ impl TurnsTemplate<'_> {
                 names.push(&c.name);
             }
         }
-        let mut listed = names.iter().take(6).copied().collect::<Vec<_>>().join(" → ");
+        let mut listed = names
+            .iter()
+            .take(6)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" → ");
         if names.len() > 6 {
             listed.push_str(" → …");
         }

@@ -105,7 +105,11 @@ impl<'a> Interpreter<'a> {
     /// Feeds one record (its 1-based line number is kept for messages).
     pub(crate) fn record(&mut self, line: usize, record: &Json) {
         let spec = self.spec;
-        if let Some(key) = spec.records.dedup.as_ref().and_then(|k| eval_str(k, record, record))
+        if let Some(key) = spec
+            .records
+            .dedup
+            .as_ref()
+            .and_then(|k| eval_str(k, record, record))
             && !self.seen_records.insert(key)
         {
             self.raw.duplicates += 1;
@@ -226,7 +230,13 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Applies the first matching rule; returns whether any rule matched.
-    fn rules(&mut self, rules: &[Rule], item: &Json, ctx: &Ctx<'_>, out: &mut Vec<RawEvent>) -> bool {
+    fn rules(
+        &mut self,
+        rules: &[Rule],
+        item: &Json,
+        ctx: &Ctx<'_>,
+        out: &mut Vec<RawEvent>,
+    ) -> bool {
         let Some(rule) = rules.iter().find(|r| all(&r.when, item, ctx.record)) else {
             return false;
         };
@@ -268,7 +278,7 @@ impl<'a> Interpreter<'a> {
             Emit::Prompt { text } => RawBody::Prompt(s(text)?),
             Emit::Assistant { text, key } => {
                 let text = s(text)?;
-                if !self.first_time(0, key.as_ref().and_then(|k| s(k)), &text) {
+                if !self.first_time(0, key.as_ref().and_then(s), &text) {
                     return None;
                 }
                 RawBody::Assistant(text)
@@ -276,7 +286,7 @@ impl<'a> Interpreter<'a> {
             Emit::Thinking { text, key } => {
                 let text = text.as_ref().and_then(s).filter(|t| !t.trim().is_empty());
                 let body = text.clone().unwrap_or_default();
-                if !self.first_time(1, key.as_ref().and_then(|k| s(k)), &body) {
+                if !self.first_time(1, key.as_ref().and_then(s), &body) {
                     return None;
                 }
                 RawBody::Thinking(text)
@@ -488,14 +498,23 @@ exit_code_map: { values: { "0": ok }, default: error }
         let spec = spec();
         let mut it = Interpreter::new(&spec);
         it.record(1, &json!({"type": "note", "uuid": "a"}));
-        it.record(2, &json!({"type": "msg", "uuid": "b", "id": "m1", "content": [
+        it.record(
+            2,
+            &json!({"type": "msg", "uuid": "b", "id": "m1", "content": [
             {"type": "text", "text": "hi"}, {"type": "call", "id": "c1", "name": "Bash"},
-            {"type": "mystery"}]}));
+            {"type": "mystery"}]}),
+        );
         it.record(3, &json!({"type": "msg", "uuid": "b"}));
-        it.record(4, &json!({"type": "msg", "uuid": "c", "id": "m1", "content": [
-            {"type": "text", "text": "hi"}]}));
-        it.record(5, &json!({"type": "out", "uuid": "d", "id": "c1",
-            "content": [{"type": "text", "text": "Exit code 2\nboom"}]}));
+        it.record(
+            4,
+            &json!({"type": "msg", "uuid": "c", "id": "m1", "content": [
+            {"type": "text", "text": "hi"}]}),
+        );
+        it.record(
+            5,
+            &json!({"type": "out", "uuid": "d", "id": "c1",
+            "content": [{"type": "text", "text": "Exit code 2\nboom"}]}),
+        );
         let raw = it.finish();
         let kinds: Vec<_> = raw
             .events
@@ -514,7 +533,10 @@ exit_code_map: { values: { "0": ok }, default: error }
         let RawBody::ToolResult(r) = &raw.events[2].body else {
             panic!("expected a result")
         };
-        assert_eq!(r.exit_code.as_ref().and_then(|w| w.raw.clone()), Some(json!("2")));
+        assert_eq!(
+            r.exit_code.as_ref().and_then(|w| w.raw.clone()),
+            Some(json!("2"))
+        );
         assert_eq!(r.output.as_deref(), Some("Exit code 2\nboom"));
     }
 }

@@ -158,10 +158,13 @@ fn read_session(main: &Path, adapter: &Adapter) -> Result<Loaded, InputError> {
             let mut own = std::mem::take(&mut sub.subagents);
             let agent_id = file_agent.unwrap_or_else(|| name.clone());
             sub.subagents = Vec::new();
-            own.insert(0, Subagent {
-                agent_id,
-                session: sub,
-            });
+            own.insert(
+                0,
+                Subagent {
+                    agent_id,
+                    session: sub,
+                },
+            );
             session.subagents.extend(own);
         } else {
             session.subagents.extend(sub.subagents);
@@ -185,7 +188,12 @@ fn read_session(main: &Path, adapter: &Adapter) -> Result<Loaded, InputError> {
 }
 
 /// Turns the interpreter's counts into warnings (unrecognised records) and skip counts.
-fn report_raw(raw: &Raw, source: &str, warnings: &mut Vec<Warning>, skipped: &mut Vec<(String, usize)>) {
+fn report_raw(
+    raw: &Raw,
+    source: &str,
+    warnings: &mut Vec<Warning>,
+    skipped: &mut Vec<(String, usize)>,
+) {
     for (reason, n) in &raw.skipped {
         skipped.push((reason.clone(), *n));
     }
@@ -289,7 +297,11 @@ fn parse_line(
     match serde_json::from_str::<Json>(trimmed) {
         Ok(v @ Json::Object(_)) => Some(v),
         Ok(_) => {
-            warnings.push(Warning::at_line(source, line, "not a JSON object; line skipped"));
+            warnings.push(Warning::at_line(
+                source,
+                line,
+                "not a JSON object; line skipped",
+            ));
             None
         }
         Err(e) if !complete && e.is_eof() => {
@@ -334,8 +346,7 @@ pub fn detect<'a>(path: &Path, set: &'a AdapterSet) -> Result<&'a Adapter, Input
     let mut best: Option<(&Adapter, usize)> = None;
     for adapter in set.iter() {
         let spec = &adapter.spec;
-        if !spec.input.extensions.is_empty() && !spec.input.extensions.iter().any(|e| *e == ext)
-        {
+        if !spec.input.extensions.is_empty() && !spec.input.extensions.contains(&ext) {
             continue;
         }
         let records: Vec<&Json> = match spec.input.format {
@@ -366,10 +377,11 @@ pub fn detect<'a>(path: &Path, set: &'a AdapterSet) -> Result<&'a Adapter, Input
             best = Some((adapter, score));
         }
     }
-    best.map(|(a, _)| a).ok_or_else(|| InputError::Unrecognised {
-        path: path.to_owned(),
-        known: set.names().join(", "),
-    })
+    best.map(|(a, _)| a)
+        .ok_or_else(|| InputError::Unrecognised {
+            path: path.to_owned(),
+            known: set.names().join(", "),
+        })
 }
 
 fn detect_holds(cond: &Condition, record: &Json) -> bool {
@@ -417,7 +429,10 @@ fn newest_session_file(
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or_default();
         let is_sub = specs.iter().any(|s| {
             s.input
                 .subagent_files
@@ -432,7 +447,10 @@ fn newest_session_file(
             .metadata()
             .and_then(|m| m.modified())
             .unwrap_or(SystemTime::UNIX_EPOCH);
-        if best.as_ref().is_none_or(|(t, p)| (modified, &path) > (*t, p)) {
+        if best
+            .as_ref()
+            .is_none_or(|(t, p)| (modified, &path) > (*t, p))
+        {
             best = Some((modified, path));
         }
     }
@@ -494,8 +512,7 @@ fn wildcard(pattern: &str, name: &str) -> bool {
         return pattern == name;
     }
     let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !name.starts_with(first) || !name.ends_with(last) || name.len() < first.len() + last.len()
-    {
+    if !name.starts_with(first) || !name.ends_with(last) || name.len() < first.len() + last.len() {
         return false;
     }
     let mut rest = &name[first.len()..name.len() - last.len()];
@@ -540,7 +557,10 @@ mod tests {
     fn parse_line_names_truncation_and_bad_json() {
         let mut w = Vec::new();
         assert!(parse_line(br#"{"a":"#, false, "f.jsonl", 3, &mut w).is_none());
-        assert!(w[0].to_string().starts_with("f.jsonl:3: truncated last line"));
+        assert!(
+            w[0].to_string()
+                .starts_with("f.jsonl:3: truncated last line")
+        );
         assert!(parse_line(b"{nope}\n", true, "f.jsonl", 4, &mut w).is_none());
         assert!(w[1].to_string().starts_with("f.jsonl:4: not valid JSON"));
         assert!(parse_line(b"[1]\n", true, "f.jsonl", 5, &mut w).is_none());

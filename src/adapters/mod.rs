@@ -86,7 +86,10 @@ impl AdapterSet {
                 continue;
             };
             let spec = AdapterSpec::parse(&file, &text)?;
-            if let Some(other) = adapters.iter().find(|a: &&Adapter| a.spec.name == spec.name) {
+            if let Some(other) = adapters
+                .iter()
+                .find(|a: &&Adapter| a.spec.name == spec.name)
+            {
                 anyhow::bail!(
                     "adapter {file}: field `name`: `{}` is already the name of {}",
                     spec.name,
@@ -123,9 +126,7 @@ fn user_files(dir: &Path) -> anyhow::Result<Vec<(String, PathBuf)>> {
         let path = entry
             .with_context(|| format!("reading adapter folder {}", dir.display()))?
             .path();
-        let is_yaml = path
-            .extension()
-            .is_some_and(|e| e == "yaml" || e == "yml");
+        let is_yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
         if let (true, Some(name)) = (is_yaml, path.file_name().and_then(|n| n.to_str())) {
             out.push((name.to_owned(), path.clone()));
         }

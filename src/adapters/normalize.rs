@@ -205,7 +205,10 @@ impl<'a> Normalizer<'a> {
                     continue;
                 }
             };
-            slots.push(Slot::Done(Event { timestamp: ts, kind }));
+            slots.push(Slot::Done(Event {
+                timestamp: ts,
+                kind,
+            }));
         }
         // Pass 2: a result that came before its call belongs to the call, not to an orphan.
         let mut out = Vec::with_capacity(slots.len());
@@ -254,8 +257,11 @@ impl<'a> Normalizer<'a> {
         ts: Option<String>,
         result: Option<(RawResult, Option<String>)>,
     ) -> Event {
-        let (status, basis) =
-            tool_status(self.spec, result.as_ref().map(|(r, _)| r), &mut self.unmapped);
+        let (status, basis) = tool_status(
+            self.spec,
+            result.as_ref().map(|(r, _)| r),
+            &mut self.unmapped,
+        );
         let kind = self.tool_kind(call.kind.as_ref());
         let input_size = match &call.input {
             Json::Null => 0,
@@ -364,7 +370,10 @@ exit_code_map: { values: { "0": ok }, default: error }
 
     #[test]
     fn no_result_is_unknown() {
-        assert_eq!(status(None), (ToolStatus::Unknown, StatusBasis::NoResult, 0));
+        assert_eq!(
+            status(None),
+            (ToolStatus::Unknown, StatusBasis::NoResult, 0)
+        );
     }
 
     #[test]

@@ -180,9 +180,9 @@ pub enum Emit {
         key: Option<ValueSpec>,
     },
     /// A tool call.
-    ToolCall(ToolCallEmit),
+    ToolCall(Box<ToolCallEmit>),
     /// A tool result, paired with its call by id.
-    ToolResult(ToolResultEmit),
+    ToolResult(Box<ToolResultEmit>),
     /// A user interrupt.
     Interrupt,
     /// A compaction marker or summary.
@@ -234,7 +234,7 @@ pub enum PatchSpec {
     /// A list of hunk objects.
     Hunks {
         /// The hunk list.
-        at: ValueSpec,
+        at: Box<ValueSpec>,
         /// Field names inside each hunk.
         fields: HunkFields,
         /// The edited path, for the diff header.
@@ -596,7 +596,12 @@ impl Validator<'_> {
                 .as_deref()
                 .map(|p| self.pointer("records.type_at", p))
                 .transpose()?,
-            dedup: self.opt_value("records.dedup", raw.records.dedup, Target::Free, &mut targets)?,
+            dedup: self.opt_value(
+                "records.dedup",
+                raw.records.dedup,
+                Target::Free,
+                &mut targets,
+            )?,
             sidechain: match raw.records.sidechain {
                 Some(s) => Some(SidechainSpec {
                     when: self.conditions("records.sidechain.when", s.when)?,
@@ -711,9 +716,11 @@ impl Validator<'_> {
         let when = self.conditions(&format!("{field}.when"), raw.when)?;
         let action = match (raw.skip, raw.emit, raw.each, raw.rules) {
             (Some(reason), None, None, None) => Action::Skip(reason),
-            (None, Some(emit), None, None) => {
-                Action::Emit(Box::new(self.emit(&format!("{field}.emit"), emit, targets)?))
-            }
+            (None, Some(emit), None, None) => Action::Emit(Box::new(self.emit(
+                &format!("{field}.emit"),
+                emit,
+                targets,
+            )?)),
             (None, None, Some(at), Some(rules)) => Action::Each {
                 at: self.pointer(&format!("{field}.each"), &at)?,
                 rules: self.rules(&format!("{field}.rules"), rules, targets)?,
@@ -760,7 +767,7 @@ impl Validator<'_> {
             "compaction" => Emit::Compaction {
                 summary: self.opt_value(&f("summary"), raw.summary, Target::Free, targets)?,
             },
-            "tool_call" => Emit::ToolCall(ToolCallEmit {
+            "tool_call" => Emit::ToolCall(Box::new(ToolCallEmit {
                 call_id: self.value(
                     &f("call_id"),
                     need(raw.call_id, "call_id")?,
@@ -772,8 +779,8 @@ impl Validator<'_> {
                 input: self.opt_value(&f("input"), raw.input, Target::Free, targets)?,
                 command: self.opt_value(&f("command"), raw.command, Target::Free, targets)?,
                 paths: self.values(&f("paths"), raw.paths, targets)?,
-            }),
-            "tool_result" => Emit::ToolResult(ToolResultEmit {
+            })),
+            "tool_result" => Emit::ToolResult(Box::new(ToolResultEmit {
                 call_id: self.value(
                     &f("call_id"),
                     need(raw.call_id, "call_id")?,
@@ -782,13 +789,18 @@ impl Validator<'_> {
                 )?,
                 output: self.opt_value(&f("output"), raw.output, Target::Free, targets)?,
                 status: self.opt_value(&f("status"), raw.status, Target::Status, targets)?,
-                exit_code: self.opt_value(&f("exit_code"), raw.exit_code, Target::Status, targets)?,
+                exit_code: self.opt_value(
+                    &f("exit_code"),
+                    raw.exit_code,
+                    Target::Status,
+                    targets,
+                )?,
                 patch: match raw.patch {
                     Some(p) => Some(self.patch(&f("patch"), p, targets)?),
                     None => None,
                 },
                 agent_id: self.opt_value(&f("agent_id"), raw.agent_id, Target::Free, targets)?,
-            }),
+            })),
             other => {
                 return Err(self.invalid(
                     &f("kind"),
@@ -816,7 +828,7 @@ impl Validator<'_> {
                 targets,
             )?)),
             (None, Some(h), Some(fields)) => Ok(PatchSpec::Hunks {
-                at: self.value(&format!("{field}.hunks"), h, Target::Free, targets)?,
+                at: Box::new(self.value(&format!("{field}.hunks"), h, Target::Free, targets)?),
                 fields,
                 path: self.opt_value(&format!("{field}.path"), raw.path, Target::Free, targets)?,
             }),
@@ -911,7 +923,9 @@ impl Validator<'_> {
             {
                 return Err(self.invalid(
                     field,
-                    format!("table `{name}` is already used by `{used_by}` for another kind of value"),
+                    format!(
+                        "table `{name}` is already used by `{used_by}` for another kind of value"
+                    ),
                 ));
             }
             if target != Target::Free || !targets.contains_key(name) {
@@ -955,7 +969,9 @@ impl Validator<'_> {
         if !path.is_empty() && !path.starts_with('/') {
             return Err(self.invalid(
                 field,
-                format!("`{raw}` is not a pointer: write `/field/sub`, `^/field` for the record, or `.`"),
+                format!(
+                    "`{raw}` is not a pointer: write `/field/sub`, `^/field` for the record, or `.`"
+                ),
             ));
         }
         Ok(Pointer {
@@ -1008,8 +1024,8 @@ impl Validator<'_> {
         } else if let Some(p) = raw.present {
             Condition::Present(need_at()?, p)
         } else if let Some(r) = raw.matches {
-            let re = Regex::new(&r)
-                .map_err(|e| self.invalid(field, format!("bad regex `{r}`: {e}")))?;
+            let re =
+                Regex::new(&r).map_err(|e| self.invalid(field, format!("bad regex `{r}`: {e}")))?;
             Condition::Matches(need_at()?, re)
         } else if let Some(t) = raw.is {
             Condition::Is(need_at()?, t)
@@ -1066,7 +1082,9 @@ state_map:
     #[test]
     fn rejects_an_unknown_status_name_naming_file_field_and_value() {
         let text = MINIMAL.replace("broken: error", "broken: done");
-        let err = AdapterSpec::parse("tiny.yaml", &text).unwrap_err().to_string();
+        let err = AdapterSpec::parse("tiny.yaml", &text)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             "adapter tiny.yaml: field `state_map.values.broken`: unknown value `done`, \
@@ -1077,32 +1095,45 @@ state_map:
     #[test]
     fn rejects_a_missing_table() {
         let text = MINIMAL.replace("map: state_map", "map: status_map");
-        let err = AdapterSpec::parse("tiny.yaml", &text).unwrap_err().to_string();
-        assert!(err.contains("`status_map`, which this adapter does not define"), "{err}");
+        let err = AdapterSpec::parse("tiny.yaml", &text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`status_map`, which this adapter does not define"),
+            "{err}"
+        );
     }
 
     #[test]
     fn rejects_a_map_that_is_not_a_table() {
         let text = format!("{MINIMAL}\nother_map: [1, 2]\n");
-        let err = AdapterSpec::parse("tiny.yaml", &text).unwrap_err().to_string();
+        let err = AdapterSpec::parse("tiny.yaml", &text)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("field `other_map`: not a table"), "{err}");
     }
 
     #[test]
     fn rejects_unknown_fields_and_bad_regexes() {
         let text = MINIMAL.replace("label: Tiny", "label: Tiny\ncolour: red");
-        let err = AdapterSpec::parse("tiny.yaml", &text).unwrap_err().to_string();
+        let err = AdapterSpec::parse("tiny.yaml", &text)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("unknown field `colour`"), "{err}");
 
         let text = MINIMAL.replace("{ at: /t, eq: result }", "{ at: /t, matches: '(' }");
-        let err = AdapterSpec::parse("tiny.yaml", &text).unwrap_err().to_string();
+        let err = AdapterSpec::parse("tiny.yaml", &text)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("bad regex `(`"), "{err}");
     }
 
     #[test]
     fn rejects_a_status_read_without_a_table() {
         let text = MINIMAL.replace("{ at: /state, map: state_map }", "/state");
-        let err = AdapterSpec::parse("tiny.yaml", &text).unwrap_err().to_string();
+        let err = AdapterSpec::parse("tiny.yaml", &text)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("name a `*_map` table"), "{err}");
     }
 }

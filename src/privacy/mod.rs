@@ -104,14 +104,18 @@ fn redact_session(session: &mut Session, policy: &Policy) {
     let f = &mut session.facts;
     // The working directory itself is shown as its last segment: the project's name.
     let project = f.cwd.as_deref().map(paths::project_name);
-    for slot in [&mut f.id, &mut f.branch, &mut f.model, &mut f.version] {
-        if let Some(s) = slot {
-            policy.in_place(s);
-        }
+    for s in [&mut f.id, &mut f.branch, &mut f.model, &mut f.version]
+        .into_iter()
+        .flatten()
+    {
+        policy.in_place(s);
     }
     f.cwd = project.map(|p| policy.text(&p));
     f.cwds.clear();
-    session.events.iter_mut().for_each(|e| redact_event(e, policy));
+    session
+        .events
+        .iter_mut()
+        .for_each(|e| redact_event(e, policy));
     for sub in &mut session.subagents {
         policy.in_place(&mut sub.agent_id);
         redact_session(&mut sub.session, policy);
@@ -184,8 +188,9 @@ mod tests {
                     command: None,
                     paths: vec!["/home/alice/work/app/src/main.rs".into()],
                     result: Some(ToolResult {
-                        output: "token ghp_abcdefghijklmnopqrstuvwxyz0123456789 in /home/alice/.netrc"
-                            .into(),
+                        output:
+                            "token ghp_abcdefghijklmnopqrstuvwxyz0123456789 in /home/alice/.netrc"
+                                .into(),
                         size: 0,
                         exit_code: None,
                         patch: None,
@@ -205,7 +210,11 @@ mod tests {
         };
         assert_eq!(call.paths, ["src/main.rs"]);
         assert_eq!(call.input["file_path"], "src/main.rs");
-        let output = &call.result.as_ref().map(|r| r.output.clone()).unwrap_or_default();
+        let output = &call
+            .result
+            .as_ref()
+            .map(|r| r.output.clone())
+            .unwrap_or_default();
         assert!(!output.contains("ghp_"), "{output}");
         assert!(!output.contains("alice"), "{output}");
         assert_eq!(out.facts.cwd.as_deref(), Some("app"));

@@ -144,7 +144,10 @@ mod tests {
     #[test]
     fn paths_under_the_working_directory_become_relative() {
         let p = paths("/Users/dain/work/app", "/root");
-        assert_eq!(p.redact("edit /Users/dain/work/app/src/a.rs now"), "edit src/a.rs now");
+        assert_eq!(
+            p.redact("edit /Users/dain/work/app/src/a.rs now"),
+            "edit src/a.rs now"
+        );
         assert_eq!(p.redact("cd /Users/dain/work/app && make"), "cd . && make");
         assert_eq!(p.redact("/Users/dain/work/app2/x"), "~/work/app2/x");
     }

@@ -25,11 +25,20 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             r"(?s)(?P<s>-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----)",
         ),
         rule("anthropic-api-key", r"(?P<s>\bsk-ant-[A-Za-z0-9_-]{20,})"),
-        rule("openai-api-key", r"(?P<s>\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{32,})"),
-        rule("github-token", r"(?P<s>\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}))"),
+        rule(
+            "openai-api-key",
+            r"(?P<s>\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{32,})",
+        ),
+        rule(
+            "github-token",
+            r"(?P<s>\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}))",
+        ),
         rule("aws-access-key-id", r"(?P<s>\b(?:AKIA|ASIA)[0-9A-Z]{16}\b)"),
         rule("slack-token", r"(?P<s>\bxox[abprs]-[A-Za-z0-9-]{10,})"),
-        rule("stripe-key", r"(?P<s>\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})"),
+        rule(
+            "stripe-key",
+            r"(?P<s>\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})",
+        ),
         rule("google-api-key", r"(?P<s>\bAIza[0-9A-Za-z_-]{35})"),
         rule(
             "jwt",
@@ -59,7 +68,7 @@ impl Secrets {
     /// Built-in rules plus literal strings to remove wherever they appear.
     pub fn new(extra: &[String]) -> Self {
         let mut extra: Vec<String> = extra.iter().filter(|s| !s.is_empty()).cloned().collect();
-        extra.sort_by(|a, b| b.len().cmp(&a.len()));
+        extra.sort_by_key(|s| std::cmp::Reverse(s.len()));
         Self { extra }
     }
 }
@@ -86,12 +95,7 @@ impl Redactor for Secrets {
                 }
                 let start = secret.start() - caps.get(0).map_or(0, |m| m.start());
                 let end = start + secret.len();
-                format!(
-                    "{}«redacted:{}»{}",
-                    &whole[..start],
-                    rule.id,
-                    &whole[end..]
-                )
+                format!("{}«redacted:{}»{}", &whole[..start], rule.id, &whole[end..])
             });
             if let Cow::Owned(s) = replaced {
                 out = Cow::Owned(s);
@@ -120,7 +124,9 @@ mod tests {
     use super::*;
 
     fn redact(s: &str) -> String {
-        Secrets::new(&["hunter2-corp".into()]).redact(s).into_owned()
+        Secrets::new(&["hunter2-corp".into()])
+            .redact(s)
+            .into_owned()
     }
 
     #[test]
@@ -138,11 +144,17 @@ mod tests {
     #[test]
     fn redacts_known_token_shapes() {
         let out = redact("a ghp_abcdefghijklmnopqrstuvwxyz0123456789 b AKIAIOSFODNN7EXAMPLE c");
-        assert_eq!(out, "a «redacted:github-token» b «redacted:aws-access-key-id» c");
+        assert_eq!(
+            out,
+            "a «redacted:github-token» b «redacted:aws-access-key-id» c"
+        );
         let out = redact("postgres://app:s3cr3t@db:5432/x");
         assert_eq!(out, "postgres://app:«redacted:url-password»@db:5432/x");
         let out = redact("Authorization: Bearer abc.def.ghi123");
-        assert!(out.ends_with("Bearer «redacted:authorization-header»"), "{out}");
+        assert!(
+            out.ends_with("Bearer «redacted:authorization-header»"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -33,9 +33,34 @@ impl askama::filters::HtmlSafe for SafeHtml {}
 static SANITIZER: LazyLock<ammonia::Builder<'static>> = LazyLock::new(|| {
     let mut b = ammonia::Builder::default();
     let tags: HashSet<&str> = [
-        "a", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr",
-        "li", "ol", "p", "pre", "strong", "table", "tbody", "td", "th", "thead", "tr", "ul",
-        "input", "sup", "sub",
+        "a",
+        "blockquote",
+        "br",
+        "code",
+        "del",
+        "em",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "hr",
+        "li",
+        "ol",
+        "p",
+        "pre",
+        "strong",
+        "table",
+        "tbody",
+        "td",
+        "th",
+        "thead",
+        "tr",
+        "ul",
+        "input",
+        "sup",
+        "sub",
     ]
     .into_iter()
     .collect();
@@ -87,7 +112,9 @@ mod tests {
 
     #[test]
     fn only_safe_absolute_links_survive() {
-        let h = render("[a](javascript:alert(1)) [b](https://example.com) [c](../x) ![i](https://x/i.png)");
+        let h = render(
+            "[a](javascript:alert(1)) [b](https://example.com) [c](../x) ![i](https://x/i.png)",
+        );
         assert!(!h.as_str().contains("javascript:"), "{h}");
         assert!(h.as_str().contains("href=\"https://example.com\""), "{h}");
         assert!(h.as_str().contains("rel=\"noopener noreferrer\""), "{h}");

@@ -30,11 +30,7 @@ pub fn build(
     warnings: &[Warning],
 ) -> Report {
     let f = &session.facts;
-    let turns: Vec<TurnView> = projection
-        .turns
-        .iter()
-        .map(|t| turn_view(t, ""))
-        .collect();
+    let turns: Vec<TurnView> = projection.turns.iter().map(|t| turn_view(t, "")).collect();
     let unlinked_subagents = projection
         .unlinked
         .iter()

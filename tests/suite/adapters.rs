@@ -62,7 +62,10 @@ fn dumped_adapters_load_back_and_replace_the_built_ins() -> anyhow::Result<()> {
         .success();
     let path = dir.path().join("claude-code.yaml");
     let text = fs::read_to_string(&path)?;
-    fs::write(&path, text.replace("label: Claude Code", "label: Claude Code (mine)"))?;
+    fs::write(
+        &path,
+        text.replace("label: Claude Code", "label: Claude Code (mine)"),
+    )?;
     tracebook()
         .args(["adapters", "list", "--adapters"])
         .arg(dir.path())
@@ -76,15 +79,24 @@ fn dumped_adapters_load_back_and_replace_the_built_ins() -> anyhow::Result<()> {
 #[test]
 fn invalid_adapters_are_rejected_naming_file_field_and_value() -> anyhow::Result<()> {
     let cases = [
-        ("unknown-status.yaml", "field `state_map.values.broken`: unknown value `done`"),
-        ("missing-table.yaml", "names the table `status_map`, which this adapter does not define"),
+        (
+            "unknown-status.yaml",
+            "field `state_map.values.broken`: unknown value `done`",
+        ),
+        (
+            "missing-table.yaml",
+            "names the table `status_map`, which this adapter does not define",
+        ),
         ("not-a-table.yaml", "field `colour_map`: not a table"),
         ("bad-regex.yaml", "bad regex"),
         ("unknown-field.yaml", "unknown field `colour`"),
     ];
     for (file, message) in cases {
         let dir = tempfile::tempdir()?;
-        fs::copy(fixtures().join("adapters/invalid").join(file), dir.path().join(file))?;
+        fs::copy(
+            fixtures().join("adapters/invalid").join(file),
+            dir.path().join(file),
+        )?;
         tracebook()
             .args(["adapters", "list", "--adapters"])
             .arg(dir.path())

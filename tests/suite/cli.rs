@@ -16,7 +16,9 @@ fn renders_a_session_to_an_html_file() -> anyhow::Result<()> {
         .arg(&out)
         .assert()
         .success()
-        .stderr(predicate::str::contains("1 turns, 2 tool calls: 2 ok, 0 error, 0 unknown"));
+        .stderr(predicate::str::contains(
+            "1 turns, 2 tool calls: 2 ok, 0 error, 0 unknown",
+        ));
     let html = fs::read_to_string(&out)?;
     assert!(html.starts_with("<!doctype html>"));
     assert!(html.contains("id=\"t1-s2\""));
@@ -88,8 +90,12 @@ fn bad_lines_are_warnings_and_the_rest_still_renders() -> anyhow::Result<()> {
         .code(0)
         .stderr(predicate::str::contains("session.jsonl:2: not valid JSON"))
         .stderr(predicate::str::contains("session.jsonl:7: invalid UTF-8"))
-        .stderr(predicate::str::contains("session.jsonl:9: truncated last line"))
-        .stderr(predicate::str::contains("unrecognised type `hologram-record`"));
+        .stderr(predicate::str::contains(
+            "session.jsonl:9: truncated last line",
+        ))
+        .stderr(predicate::str::contains(
+            "unrecognised type `hologram-record`",
+        ));
     let html = fs::read_to_string(&out)?;
     assert!(html.contains("No, there is no such file."));
     assert!(html.contains("What was not shown"));
@@ -118,7 +124,9 @@ fn a_missing_file_exits_2_naming_it() {
         .args(["render", "no/such/session.jsonl"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("no/such/session.jsonl: no such file or folder"));
+        .stderr(predicate::str::contains(
+            "no/such/session.jsonl: no such file or folder",
+        ));
 }
 
 #[test]
@@ -131,7 +139,9 @@ fn an_empty_file_exits_2_naming_it() -> anyhow::Result<()> {
         .arg(&empty)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("empty.jsonl: nothing could be read (empty file)"));
+        .stderr(predicate::str::contains(
+            "empty.jsonl: nothing could be read (empty file)",
+        ));
     Ok(())
 }
 
@@ -157,13 +167,17 @@ fn an_unknown_harness_lists_the_known_ones() {
         .arg(fixtures().join("claude-code/ordered-steps/session.jsonl"))
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("unknown harness `nope`; known: claude-code"));
+        .stderr(predicate::str::contains(
+            "unknown harness `nope`; known: claude-code",
+        ));
 }
 
 #[test]
 fn redact_removes_the_users_own_strings() -> anyhow::Result<()> {
     let out = tracebook()
-        .args(["render", "--format", "json", "-o", "-", "--redact", "coupon"])
+        .args([
+            "render", "--format", "json", "-o", "-", "--redact", "coupon",
+        ])
         .arg(fixtures().join("claude-code/ordered-steps/session.jsonl"))
         .assert()
         .success()

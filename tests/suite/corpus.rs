@@ -20,8 +20,14 @@ pub(crate) fn corpus(harness: &str) -> Option<PathBuf> {
         return None;
     };
     let dir = PathBuf::from(root).join(harness);
-    let usable = std::fs::read_dir(&dir).map(|mut d| d.next().is_some()).unwrap_or(false);
-    assert!(usable, "TRACEBOOK_CORPUS is set but {} is missing or empty", dir.display());
+    let usable = std::fs::read_dir(&dir)
+        .map(|mut d| d.next().is_some())
+        .unwrap_or(false);
+    assert!(
+        usable,
+        "TRACEBOOK_CORPUS is set but {} is missing or empty",
+        dir.display()
+    );
     Some(dir)
 }
 
@@ -31,7 +37,13 @@ fn claude_inputs(dir: &Path) -> Vec<PathBuf> {
         .expect("corpus folder reads")
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.is_dir() || matches!(p.extension().and_then(|e| e.to_str()), Some("jsonl" | "ndjson")))
+        .filter(|p| {
+            p.is_dir()
+                || matches!(
+                    p.extension().and_then(|e| e.to_str()),
+                    Some("jsonl" | "ndjson")
+                )
+        })
         .collect();
     out.sort();
     out
@@ -45,7 +57,9 @@ fn expected_statuses(path: &Path) -> HashMap<String, ToolStatus> {
     let mut calls = Vec::new();
     let mut results: HashMap<String, bool> = HashMap::new();
     for line in text.split(|b| *b == b'\n') {
-        let Ok(rec) = serde_json::from_slice::<Json>(line) else { continue };
+        let Ok(rec) = serde_json::from_slice::<Json>(line) else {
+            continue;
+        };
         if let Some(u) = rec.get("uuid").and_then(Json::as_str)
             && !seen.insert(u.to_owned())
         {
@@ -54,10 +68,14 @@ fn expected_statuses(path: &Path) -> HashMap<String, ToolStatus> {
         if rec.get("isSidechain") == Some(&Json::Bool(true)) {
             continue;
         }
-        let Some(Json::Array(blocks)) = rec.pointer("/message/content") else { continue };
+        let Some(Json::Array(blocks)) = rec.pointer("/message/content") else {
+            continue;
+        };
         for b in blocks {
             match b.get("type").and_then(Json::as_str) {
-                Some("tool_use") => calls.extend(b.get("id").and_then(Json::as_str).map(str::to_owned)),
+                Some("tool_use") => {
+                    calls.extend(b.get("id").and_then(Json::as_str).map(str::to_owned))
+                }
                 Some("tool_result") => {
                     if let Some(id) = b.get("tool_use_id").and_then(Json::as_str) {
                         results
@@ -90,7 +108,11 @@ fn check_turns(turns: &[TurnView], name: &str) {
             "{name} {}: response status disagrees with the response",
             t.id
         );
-        let tools = t.steps.iter().filter(|s| matches!(s, StepView::ToolCall(_))).count();
+        let tools = t
+            .steps
+            .iter()
+            .filter(|s| matches!(s, StepView::ToolCall(_)))
+            .count();
         assert_eq!(t.counts.tool_calls, tools, "{name} {}", t.id);
         for s in &t.steps {
             if let StepView::ToolCall(c) = s {
@@ -121,7 +143,9 @@ fn main_calls(report: &Report) -> HashMap<String, ToolStatus> {
 
 #[test]
 fn every_claude_code_session_renders_with_correct_statuses() -> anyhow::Result<()> {
-    let Some(dir) = corpus("claude-code") else { return Ok(()) };
+    let Some(dir) = corpus("claude-code") else {
+        return Ok(());
+    };
     let home_path = Regex::new(r"/(?:Users|home)/[A-Za-z]")?;
     let inputs = claude_inputs(&dir);
     assert!(!inputs.is_empty());
@@ -135,7 +159,10 @@ fn every_claude_code_session_renders_with_correct_statuses() -> anyhow::Result<(
         let html = tracebook::render::html(&report)?;
         let json = serde_json::to_string(&report)?;
         for (what, text) in [("html", &html), ("json", &json)] {
-            assert!(!home_path.is_match(text), "{name}: a home path reached the {what}");
+            assert!(
+                !home_path.is_match(text),
+                "{name}: a home path reached the {what}"
+            );
         }
         assert!(report.warnings.is_empty(), "{name}: {:?}", report.warnings);
     }

@@ -12,7 +12,9 @@ fn the_page_fetches_nothing_and_says_so_in_its_csp() -> anyhow::Result<()> {
     for case in ["ordered-steps", "outcome-evidence", "subagent"] {
         let html = render(case)?;
         let head = &html[..html.find("</head>").unwrap_or(html.len())];
-        let charset = head.find("<meta charset=\"utf-8\">").expect("charset first");
+        let charset = head
+            .find("<meta charset=\"utf-8\">")
+            .expect("charset first");
         let csp = head
             .find("http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'")
             .expect("a CSP that forbids by default");
@@ -31,7 +33,10 @@ fn planted_secrets_and_home_paths_never_reach_the_page() -> anyhow::Result<()> {
     for case in ["outcome-evidence", "ordered-steps", "subagent"] {
         let html = render(case)?;
         for canary in CANARIES {
-            assert!(!html.contains(canary), "{case}: `{canary}` reached the page");
+            assert!(
+                !html.contains(canary),
+                "{case}: `{canary}` reached the page"
+            );
         }
     }
     Ok(())
@@ -94,11 +99,17 @@ fn transcript_text_is_escaped() -> anyhow::Result<()> {
     std::fs::write(&path, format!("{line}\n{reply}\n"))?;
     let html = tracebook::render::html(&report(&path)?)?;
     let body = &html[html.find("<main>").unwrap_or(0)..html.find("</main>").unwrap_or(html.len())];
-    assert!(!body.contains("<script"), "a transcript script reached the page");
+    assert!(
+        !body.contains("<script"),
+        "a transcript script reached the page"
+    );
     assert!(!body.contains("<img"));
     assert!(!body.contains("href=\"javascript:"));
     let data = &html[html.find("id=\"tracebook-report\">").unwrap_or(0)..];
     let data = &data[..data.find("</script>").unwrap_or(data.len())];
-    assert!(!data.contains("<script"), "embedded JSON can close its element");
+    assert!(
+        !data.contains("<script"),
+        "embedded JSON can close its element"
+    );
     Ok(())
 }

@@ -31,9 +31,4 @@ pub(crate) fn report(path: &Path) -> anyhow::Result<tracebook::report::model::Re
 }
 
 /// Strings planted in fixtures that must never reach any output.
-pub(crate) const CANARIES: &[&str] = &[
-    "PLANTEDSECRET",
-    "PLANTEDKEY",
-    "alice",
-    "/Users/",
-];
+pub(crate) const CANARIES: &[&str] = &["PLANTEDSECRET", "PLANTEDKEY", "alice", "/Users/"];
