@@ -1,6 +1,7 @@
 //! The integration suite: one test binary, a module per feature.
 
 mod adapters; // user adapters: adding, replacing, rejecting
+mod browser; // real headless Chromium: the page as a reader opens it
 mod cli; // the binary: commands, output files, exit codes, bad input
 mod corpus; // every real session under $TRACEBOOK_CORPUS renders with the invariants
 mod html; // the notebook: self-contained, offline, escaped, linkable
