@@ -37,7 +37,12 @@ mod tests {
 
     /// The status of a result whose status word (through `status_table`) and exit code (through
     /// `exit_code_map`) are the given values.
-    fn status(spec: &AdapterSpec, status_table: &str, word: Option<Json>, exit: Option<Json>) -> ToolStatus {
+    fn status(
+        spec: &AdapterSpec,
+        status_table: &str,
+        word: Option<Json>,
+        exit: Option<Json>,
+    ) -> ToolStatus {
         let result = RawResult {
             call_id: "c".into(),
             output: None,
@@ -84,15 +89,49 @@ mod tests {
         ] {
             assert_eq!(out(Some(failed)), ToolStatus::Error, "{failed}");
         }
-        assert_eq!(out(Some("Process running with session ID")), ToolStatus::Unknown);
+        assert_eq!(
+            out(Some("Process running with session ID")),
+            ToolStatus::Unknown
+        );
 
-        assert_eq!(status(&s, "end_status_map", Some(json!("completed")), Some(json!(0))), ToolStatus::Ok);
-        assert_eq!(status(&s, "end_status_map", Some(json!("completed")), Some(json!(1))), ToolStatus::Error);
-        assert_eq!(status(&s, "output_status_map", None, Some(json!("-1"))), ToolStatus::Error);
-        assert_eq!(status(&s, "output_status_map", None, Some(json!("127"))), ToolStatus::Error);
-        assert_eq!(status(&s, "mcp_result_map", Some(json!("Ok")), None), ToolStatus::Ok);
-        assert_eq!(status(&s, "mcp_result_map", Some(json!("Err")), None), ToolStatus::Error);
-        assert_eq!(status(&s, "mcp_result_map", Some(json!("Maybe")), None), ToolStatus::Unknown);
+        assert_eq!(
+            status(
+                &s,
+                "end_status_map",
+                Some(json!("completed")),
+                Some(json!(0))
+            ),
+            ToolStatus::Ok
+        );
+        assert_eq!(
+            status(
+                &s,
+                "end_status_map",
+                Some(json!("completed")),
+                Some(json!(1))
+            ),
+            ToolStatus::Error
+        );
+        assert_eq!(
+            status(&s, "output_status_map", None, Some(json!("-1"))),
+            ToolStatus::Error
+        );
+        assert_eq!(
+            status(&s, "output_status_map", None, Some(json!("127"))),
+            ToolStatus::Error
+        );
+        assert_eq!(
+            status(&s, "mcp_result_map", Some(json!("Ok")), None),
+            ToolStatus::Ok
+        );
+        assert_eq!(
+            status(&s, "mcp_result_map", Some(json!("Err")), None),
+            ToolStatus::Error
+        );
+        assert_eq!(
+            status(&s, "mcp_result_map", Some(json!("Maybe")), None),
+            ToolStatus::Unknown
+        );
     }
 
     #[test]
@@ -107,15 +146,27 @@ mod tests {
         }
         assert_eq!(word("splendid"), ToolStatus::Unknown);
         assert_eq!(status(&s, "status_map", None, None), ToolStatus::Unknown);
-        assert_eq!(status(&s, "status_map", Some(json!("success")), Some(json!("1"))), ToolStatus::Error);
-        assert_eq!(status(&s, "status_map", Some(json!("success")), Some(json!("0"))), ToolStatus::Ok);
+        assert_eq!(
+            status(&s, "status_map", Some(json!("success")), Some(json!("1"))),
+            ToolStatus::Error
+        );
+        assert_eq!(
+            status(&s, "status_map", Some(json!("success")), Some(json!("0"))),
+            ToolStatus::Ok
+        );
     }
 
     #[test]
     fn claude_code_status_map_still_resolves() {
         let s = spec("claude-code.yaml");
-        assert_eq!(status(&s, "is_error_map", Some(json!(true)), None), ToolStatus::Error);
+        assert_eq!(
+            status(&s, "is_error_map", Some(json!(true)), None),
+            ToolStatus::Error
+        );
         assert_eq!(status(&s, "is_error_map", None, None), ToolStatus::Ok);
-        assert_eq!(status(&s, "is_error_map", Some(json!(false)), Some(json!("2"))), ToolStatus::Error);
+        assert_eq!(
+            status(&s, "is_error_map", Some(json!(false)), Some(json!("2"))),
+            ToolStatus::Error
+        );
     }
 }

@@ -219,12 +219,12 @@ fn open(path: &Path) -> std::io::Result<Box<dyn BufRead>> {
 
 /// Whether a file's name ends in `.<ending>` (`jsonl`, `jsonl.zst`).
 fn has_ending(path: &Path, ending: &str) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.len() > ending.len() + 1 && n.ends_with(ending) && {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+        n.len() > ending.len() + 1 && n.ends_with(ending) && {
             let dot = n.len() - ending.len() - 1;
             n.as_bytes().get(dot) == Some(&b'.')
-        })
+        }
+    })
 }
 
 /// How an adapter reads this file: its `format`, unless the ending is a document ending.
@@ -243,8 +243,7 @@ fn format_of(spec: &AdapterSpec, path: &Path) -> InputFormat {
 
 /// Whether an adapter reads files with this name (any ending when it lists none).
 fn reads_ending(spec: &AdapterSpec, path: &Path) -> bool {
-    spec.input.extensions.is_empty()
-        || spec.input.extensions.iter().any(|e| has_ending(path, e))
+    spec.input.extensions.is_empty() || spec.input.extensions.iter().any(|e| has_ending(path, e))
 }
 
 /// Reads every record of a file in order, feeding each with its 1-based line number.
@@ -262,8 +261,7 @@ fn read_records(
     };
     let mut reader = open(path).map_err(io)?;
     let mut replayed = spec.records.replay.as_ref().map(Replay::new);
-    let mut each = |interp: &mut Interpreter<'_>, line: usize, rec: &Json| match replayed.as_mut()
-    {
+    let mut each = |interp: &mut Interpreter<'_>, line: usize, rec: &Json| match replayed.as_mut() {
         Some(r) => r.push(line, rec.clone()),
         None => interp.record(line, rec),
     };
@@ -362,11 +360,7 @@ impl<'s> Replay<'s> {
             }
             return;
         }
-        if let Some(Json::Array(list)) = self
-            .spec
-            .reset
-            .as_ref()
-            .and_then(|p| rec.pointer(&p.path))
+        if let Some(Json::Array(list)) = self.spec.reset.as_ref().and_then(|p| rec.pointer(&p.path))
         {
             let list = list.clone();
             self.records.clear();
@@ -475,7 +469,9 @@ pub fn detect<'a>(path: &Path, set: &'a AdapterSet) -> Result<&'a Adapter, Input
             }
             InputFormat::Json => {
                 if whole.is_none() {
-                    whole = open(path).ok().and_then(|r| serde_json::from_reader(r).ok());
+                    whole = open(path)
+                        .ok()
+                        .and_then(|r| serde_json::from_reader(r).ok());
                 }
                 let at = spec.input.records_at.as_deref().unwrap_or("");
                 match whole.as_ref().and_then(|d| d.pointer(at)) {

@@ -185,8 +185,17 @@ fn corpus_files(dir: &Path) -> Vec<PathBuf> {
 /// of the canonical names.
 fn assert_canonical_statuses(value: &Json, name: &str) {
     const CANONICAL: &[&str] = &[
-        "ok", "error", "unknown", "complete", "incomplete", "interrupted", "no_result",
-        "status_word", "exit_code", "unmapped_word", "no_status",
+        "ok",
+        "error",
+        "unknown",
+        "complete",
+        "incomplete",
+        "interrupted",
+        "no_result",
+        "status_word",
+        "exit_code",
+        "unmapped_word",
+        "no_status",
     ];
     match value {
         Json::Object(map) => {
@@ -194,12 +203,17 @@ fn assert_canonical_statuses(value: &Json, name: &str) {
                 if k.contains("status")
                     && let Some(s) = v.as_str()
                 {
-                    assert!(CANONICAL.contains(&s), "{name}: `{k}: {s}` is not canonical");
+                    assert!(
+                        CANONICAL.contains(&s),
+                        "{name}: `{k}: {s}` is not canonical"
+                    );
                 }
                 assert_canonical_statuses(v, name);
             }
         }
-        Json::Array(items) => items.iter().for_each(|v| assert_canonical_statuses(v, name)),
+        Json::Array(items) => items
+            .iter()
+            .for_each(|v| assert_canonical_statuses(v, name)),
         _ => {}
     }
 }
@@ -229,14 +243,20 @@ fn codex_expectations(path: &Path) -> (HashSet<String>, HashMap<String, ToolStat
     let mut errors = HashSet::new();
     for rec in records(path) {
         let item = rec.get("payload").filter(|p| p.is_object()).unwrap_or(&rec);
-        let id = item.get("call_id").and_then(Json::as_str).map(str::to_owned);
+        let id = item
+            .get("call_id")
+            .and_then(Json::as_str)
+            .map(str::to_owned);
         let Some(id) = id else { continue };
         match item.get("type").and_then(Json::as_str) {
             Some("function_call" | "custom_tool_call") => {
                 calls.insert(id);
             }
             Some("function_call_output" | "custom_tool_call_output") => {
-                let out = item.get("output").and_then(Json::as_str).unwrap_or_default();
+                let out = item
+                    .get("output")
+                    .and_then(Json::as_str)
+                    .unwrap_or_default();
                 let meta = serde_json::from_str::<Json>(out)
                     .ok()
                     .and_then(|j| j.pointer("/metadata/exit_code").and_then(Json::as_i64));
@@ -315,7 +335,10 @@ fn gemini_expectations(path: &Path) -> HashMap<String, ToolStatus> {
     let recs = if path.extension().and_then(|e| e.to_str()) == Some("json") {
         let doc: Json =
             serde_json::from_slice(&std::fs::read(path).expect("reads")).expect("valid JSON");
-        doc.get("messages").and_then(Json::as_array).cloned().unwrap_or_default()
+        doc.get("messages")
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default()
     } else {
         records(path)
     };
@@ -343,7 +366,12 @@ fn gemini_expectations(path: &Path) -> HashMap<String, ToolStatus> {
         }
     }
     for m in messages {
-        for call in m.get("toolCalls").and_then(Json::as_array).into_iter().flatten() {
+        for call in m
+            .get("toolCalls")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
             let Some(id) = call.get("id").and_then(Json::as_str) else {
                 continue;
             };

@@ -12,7 +12,10 @@ use crate::{fixtures, report};
 
 /// Every tool call of a report (subagents included), by the vendor's call id.
 pub(crate) fn calls(report: &Report) -> BTreeMap<String, ToolCallView> {
-    fn walk(turns: &[tracebook::report::model::TurnView], out: &mut BTreeMap<String, ToolCallView>) {
+    fn walk(
+        turns: &[tracebook::report::model::TurnView],
+        out: &mut BTreeMap<String, ToolCallView>,
+    ) {
         for t in turns {
             for s in &t.steps {
                 if let StepView::ToolCall(c) = s {
@@ -38,7 +41,9 @@ fn statuses(path: &Path) -> anyhow::Result<BTreeMap<String, (ToolStatus, StatusB
 }
 
 fn status_of(map: &BTreeMap<String, (ToolStatus, StatusBasis)>, id: &str) -> ToolStatus {
-    map.get(id).map(|s| s.0).unwrap_or_else(|| panic!("no call {id}"))
+    map.get(id)
+        .map(|s| s.0)
+        .unwrap_or_else(|| panic!("no call {id}"))
 }
 
 #[test]
@@ -52,7 +57,10 @@ fn codex_rollout_failure_surfaces_and_success_is_not_flagged() -> anyhow::Result
     assert_eq!(status_of(&s, "call_exec"), ToolStatus::Error);
     // Still running when the output was written; no output at all.
     assert_eq!(status_of(&s, "call_running"), ToolStatus::Unknown);
-    assert_eq!(s["call_no_output"], (ToolStatus::Unknown, StatusBasis::NoResult));
+    assert_eq!(
+        s["call_no_output"],
+        (ToolStatus::Unknown, StatusBasis::NoResult)
+    );
     assert_eq!(s.len(), 6, "each call is counted once: {s:?}");
     Ok(())
 }
@@ -62,7 +70,10 @@ fn codex_legacy_rollout_reads_exit_codes_inside_json_output() -> anyhow::Result<
     let s = statuses(&fixtures().join("codex/legacy-rollout/session.jsonl"))?;
     assert_eq!(status_of(&s, "call_ls"), ToolStatus::Ok);
     assert_eq!(s["call_cat"], (ToolStatus::Error, StatusBasis::ExitCode));
-    assert_eq!(s["call_sandbox"], (ToolStatus::Error, StatusBasis::ExitCode));
+    assert_eq!(
+        s["call_sandbox"],
+        (ToolStatus::Error, StatusBasis::ExitCode)
+    );
     Ok(())
 }
 
@@ -100,7 +111,10 @@ fn gemini_recording_failure_surfaces_and_success_is_not_flagged() -> anyhow::Res
     assert_eq!(status_of(&s, "shell_ok"), ToolStatus::Ok);
     assert_eq!(status_of(&s, "shell_watch"), ToolStatus::Error); // cancelled
     assert_eq!(status_of(&s, "shell_pending"), ToolStatus::Unknown); // executing
-    assert_eq!(s["shell_odd"], (ToolStatus::Unknown, StatusBasis::UnmappedWord));
+    assert_eq!(
+        s["shell_odd"],
+        (ToolStatus::Unknown, StatusBasis::UnmappedWord)
+    );
     Ok(())
 }
 
@@ -131,13 +145,21 @@ fn a_non_zero_exit_code_overrides_a_success_word() -> anyhow::Result<()> {
 fn identical_calls_that_failed_and_succeeded_have_distinguishable_records() -> anyhow::Result<()> {
     for (path, failed, worked) in [
         ("codex/tool-outcomes/session.jsonl", "call_fail", "call_ok"),
-        ("gemini-cli/tool-outcomes/session.jsonl", "shell_fail", "shell_ok"),
+        (
+            "gemini-cli/tool-outcomes/session.jsonl",
+            "shell_fail",
+            "shell_ok",
+        ),
         ("codex/exec-json/session.jsonl", "item_1", "item_3"),
     ] {
         let report = report(&fixtures().join(path))?;
         let c = calls(&report);
         let (f, w) = (&c[failed], &c[worked]);
-        assert_eq!((&f.name, &f.input, &f.command), (&w.name, &w.input, &w.command), "{path}");
+        assert_eq!(
+            (&f.name, &f.input, &f.command),
+            (&w.name, &w.input, &w.command),
+            "{path}"
+        );
         assert_eq!(f.status, ToolStatus::Error, "{path}");
         assert_eq!(w.status, ToolStatus::Ok, "{path}");
         let (fj, wj) = (serde_json::to_value(f)?, serde_json::to_value(w)?);
