@@ -145,6 +145,11 @@ impl<'a> Interpreter<'a> {
         }
     }
 
+    /// Reads session facts from a value that is not a record (a JSON document's own fields).
+    pub(crate) fn facts_only(&mut self, value: &Json) {
+        self.facts(value);
+    }
+
     /// Finishes reading and returns what was read.
     pub(crate) fn finish(mut self) -> Raw {
         if self.has_tokens {
@@ -253,8 +258,22 @@ impl<'a> Interpreter<'a> {
                     });
                 }
             }
+            Action::Steps(steps) => {
+                for step in steps {
+                    if all(&step.when, item, ctx.record) {
+                        self.rules(std::slice::from_ref(step), item, ctx, out);
+                    }
+                }
+            }
             Action::Each { at, rules } => {
-                if let Some(Json::Array(items)) = resolve(at, item, ctx.record) {
+                // An object is walked as a list of one: records that wrap their item in an
+                // envelope share rules with records that do not.
+                let items = match resolve(at, item, ctx.record) {
+                    Some(Json::Array(items)) => items.as_slice(),
+                    Some(obj @ Json::Object(_)) => std::slice::from_ref(obj),
+                    _ => &[],
+                };
+                {
                     for element in items {
                         if !self.rules(rules, element, ctx, out) {
                             self.unmatched(element, ctx.line);
@@ -276,8 +295,21 @@ impl<'a> Interpreter<'a> {
         };
         Some(match emit {
             Emit::Prompt { text } => RawBody::Prompt(s(text)?),
-            Emit::Assistant { text, key } => {
+            Emit::Assistant { text, key, delta } => {
                 let text = s(text)?;
+                let continues = delta
+                    .as_ref()
+                    .and_then(|d| eval(d, item, record))
+                    .is_some_and(|v| v == Json::Bool(true));
+                if continues
+                    && let Some(RawEvent {
+                        body: RawBody::Assistant(previous),
+                        ..
+                    }) = self.raw.events.last_mut()
+                {
+                    previous.push_str(&text);
+                    return None;
+                }
                 if !self.first_time(0, key.as_ref().and_then(s), &text) {
                     return None;
                 }
@@ -370,11 +402,28 @@ pub(crate) fn eval(spec: &ValueSpec, item: &Json, record: &Json) -> Option<Json>
         .iter()
         .filter_map(|p| resolve(p, item, record))
         .find(|v| !v.is_null());
-    let mut value = match (found, &spec.constant) {
-        (Some(v), _) => v.clone(),
-        (None, Some(c)) => c.clone(),
-        (None, None) => return None,
+    let mut value = match found {
+        Some(v) => v.clone(),
+        None => match spec.first_of.iter().find_map(|alt| eval(alt, item, record)) {
+            Some(v) => v,
+            None => spec.constant.clone()?,
+        },
     };
+    if spec.json {
+        value = match &value {
+            Json::String(s) => serde_json::from_str(s).ok()?,
+            _ => value,
+        };
+    }
+    if let Some(p) = &spec.pick {
+        value = value.pointer(&p.path).filter(|v| !v.is_null())?.clone();
+    }
+    if let Some(sep) = &spec.join
+        && let Json::Array(items) = &value
+    {
+        let parts: Vec<String> = items.iter().map(scalar_string).collect();
+        value = Json::String(parts.join(sep));
+    }
     if spec.text {
         value = Json::String(flatten_text(&value)?);
     }

@@ -2,6 +2,7 @@
 //! to the interpreter. The only module besides `run` that touches the filesystem.
 
 use serde_json::Value as Json;
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -9,7 +10,7 @@ use std::time::SystemTime;
 
 use super::interpret::{Interpreter, Raw};
 use super::normalize::Normalizer;
-use super::spec::{AdapterSpec, Condition, InputFormat};
+use super::spec::{AdapterSpec, Condition, InputFormat, Pointer, ReplaySpec};
 use super::{Adapter, AdapterSet};
 use crate::events::{Session, Subagent};
 use crate::warning::Warning;
@@ -115,9 +116,7 @@ fn read_session(main: &Path, adapter: &Adapter) -> Result<Loaded, InputError> {
     let source = display_name(main);
     let mut warnings = Vec::new();
     let mut interp = Interpreter::new(spec);
-    let count = read_records(main, spec, &source, &mut warnings, |line, rec| {
-        interp.record(line, rec)
-    })?;
+    let count = read_records(main, spec, &source, &mut warnings, &mut interp)?;
     let raw = interp.finish();
     if count == 0 {
         let reason = warnings
@@ -137,9 +136,7 @@ fn read_session(main: &Path, adapter: &Adapter) -> Result<Loaded, InputError> {
     for path in subagent_files(main, spec) {
         let name = relative_name(main, &path);
         let mut interp = Interpreter::new(spec);
-        match read_records(&path, spec, &name, &mut warnings, |line, rec| {
-            interp.record(line, rec)
-        }) {
+        match read_records(&path, spec, &name, &mut warnings, &mut interp) {
             Ok(_) => {}
             Err(e) => {
                 warnings.push(Warning::whole(&name, format!("skipped: {e}")));
@@ -209,22 +206,66 @@ fn report_raw(
     }
 }
 
-/// Reads every record of a file in order, calling `each` with its 1-based line number.
+/// Opens a file for reading; a name ending in `.zst` is decompressed as a stream.
+fn open(path: &Path) -> std::io::Result<Box<dyn BufRead>> {
+    let file = File::open(path)?;
+    if has_ending(path, "zst") {
+        let decoder = zstd::stream::read::Decoder::new(file)?;
+        Ok(Box::new(BufReader::with_capacity(1 << 20, decoder)))
+    } else {
+        Ok(Box::new(BufReader::with_capacity(1 << 20, file)))
+    }
+}
+
+/// Whether a file's name ends in `.<ending>` (`jsonl`, `jsonl.zst`).
+fn has_ending(path: &Path, ending: &str) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+        n.len() > ending.len() + 1 && n.ends_with(ending) && {
+            let dot = n.len() - ending.len() - 1;
+            n.as_bytes().get(dot) == Some(&b'.')
+        }
+    })
+}
+
+/// How an adapter reads this file: its `format`, unless the ending is a document ending.
+fn format_of(spec: &AdapterSpec, path: &Path) -> InputFormat {
+    if spec
+        .input
+        .document_extensions
+        .iter()
+        .any(|e| has_ending(path, e))
+    {
+        InputFormat::Json
+    } else {
+        spec.input.format
+    }
+}
+
+/// Whether an adapter reads files with this name (any ending when it lists none).
+fn reads_ending(spec: &AdapterSpec, path: &Path) -> bool {
+    spec.input.extensions.is_empty() || spec.input.extensions.iter().any(|e| has_ending(path, e))
+}
+
+/// Reads every record of a file in order, feeding each with its 1-based line number.
 /// Returns how many records were read; unreadable lines become warnings.
 fn read_records(
     path: &Path,
     spec: &AdapterSpec,
     source: &str,
     warnings: &mut Vec<Warning>,
-    mut each: impl FnMut(usize, &Json),
+    interp: &mut Interpreter<'_>,
 ) -> Result<usize, InputError> {
     let io = |e| InputError::Io {
         path: path.to_owned(),
         source: e,
     };
-    let file = File::open(path).map_err(io)?;
-    let mut reader = BufReader::with_capacity(1 << 20, file);
-    match spec.input.format {
+    let mut reader = open(path).map_err(io)?;
+    let mut replayed = spec.records.replay.as_ref().map(Replay::new);
+    let mut each = |interp: &mut Interpreter<'_>, line: usize, rec: &Json| match replayed.as_mut() {
+        Some(r) => r.push(line, rec.clone()),
+        None => interp.record(line, rec),
+    };
+    let count = match format_of(spec, path) {
         InputFormat::Jsonl => {
             let mut count = 0;
             let mut line_no = 0;
@@ -241,34 +282,109 @@ fn read_records(
                 let complete = buf.last() == Some(&b'\n');
                 if let Some(rec) = parse_line(&buf, complete, source, line_no, warnings) {
                     count += 1;
-                    each(line_no, &rec);
+                    each(interp, line_no, &rec);
                 }
             }
             if empty {
                 warnings.push(Warning::whole(source, "empty file"));
             }
-            Ok(count)
+            count
         }
         InputFormat::Json => {
             let mut text = Vec::new();
             reader.read_to_end(&mut text).map_err(io)?;
-            let doc: Json = match serde_json::from_slice(&text) {
+            let mut doc: Json = match serde_json::from_slice(&text) {
                 Ok(d) => d,
                 Err(e) => {
-                    warnings.push(Warning::whole(source, format!("not valid JSON: {e}")));
+                    warnings.push(Warning::whole(
+                        source,
+                        format!("not valid JSON ({})", describe_json_error(&e)),
+                    ));
                     return Ok(0);
                 }
             };
             let at = spec.input.records_at.as_deref().unwrap_or("");
-            let Some(Json::Array(records)) = doc.pointer(at) else {
+            let Some(Json::Array(records)) = doc.pointer_mut(at).map(Json::take) else {
                 warnings.push(Warning::whole(source, format!("no record list at `{at}`")));
                 return Ok(0);
             };
+            // Session facts of the document itself (its id, start time) come first.
+            interp.facts_only(&doc);
             for (i, rec) in records.iter().enumerate() {
-                each(i + 1, rec);
+                each(interp, i + 1, rec);
             }
-            Ok(records.len())
+            records.len()
         }
+    };
+    if let Some(r) = replayed {
+        for (line, rec) in r.finish() {
+            interp.record(line, &rec);
+        }
+    }
+    Ok(count)
+}
+
+/// Replays an append-only log: later copies replace earlier ones in place, a rewind drops a
+/// record and everything after it, a reset replaces the whole list.
+struct Replay<'s> {
+    spec: &'s ReplaySpec,
+    records: Vec<Option<(usize, Json)>>,
+    index: HashMap<String, usize>,
+}
+
+impl<'s> Replay<'s> {
+    fn new(spec: &'s ReplaySpec) -> Self {
+        Self {
+            spec,
+            records: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+
+    fn key(p: &Pointer, rec: &Json) -> Option<String> {
+        rec.pointer(&p.path)
+            .filter(|v| !v.is_null())
+            .map(super::interpret::scalar_string)
+    }
+
+    fn push(&mut self, line: usize, rec: Json) {
+        if let Some(target) = self.spec.rewind.as_ref().and_then(|p| Self::key(p, &rec)) {
+            if let Some(at) = self.index.get(&target).copied() {
+                for slot in self.records.iter_mut().skip(at) {
+                    if let Some((_, old)) = slot.take()
+                        && let Some(k) = Self::key(&self.spec.key, &old)
+                    {
+                        self.index.remove(&k);
+                    }
+                }
+            }
+            return;
+        }
+        if let Some(Json::Array(list)) = self.spec.reset.as_ref().and_then(|p| rec.pointer(&p.path))
+        {
+            let list = list.clone();
+            self.records.clear();
+            self.index.clear();
+            for item in list {
+                self.push(line, item);
+            }
+            self.records.push(Some((line, rec)));
+            return;
+        }
+        match Self::key(&self.spec.key, &rec) {
+            Some(k) => match self.index.get(&k) {
+                Some(&at) => self.records[at] = Some((line, rec)),
+                None => {
+                    self.index.insert(k, self.records.len());
+                    self.records.push(Some((line, rec)));
+                }
+            },
+            None => self.records.push(Some((line, rec))),
+        }
+    }
+
+    fn finish(self) -> impl Iterator<Item = (usize, Json)> {
+        self.records.into_iter().flatten()
     }
 }
 
@@ -336,20 +452,15 @@ fn describe_json_error(e: &serde_json::Error) -> String {
 
 /// Picks the adapter whose detection rules match most of the file's first records.
 pub fn detect<'a>(path: &Path, set: &'a AdapterSet) -> Result<&'a Adapter, InputError> {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or_default()
-        .to_owned();
     let mut head: Option<Vec<Json>> = None;
     let mut whole: Option<Json> = None;
     let mut best: Option<(&Adapter, usize)> = None;
     for adapter in set.iter() {
         let spec = &adapter.spec;
-        if !spec.input.extensions.is_empty() && !spec.input.extensions.contains(&ext) {
+        if !reads_ending(spec, path) {
             continue;
         }
-        let records: Vec<&Json> = match spec.input.format {
+        let records: Vec<&Json> = match format_of(spec, path) {
             InputFormat::Jsonl => {
                 if head.is_none() {
                     head = Some(first_records(path)?);
@@ -358,9 +469,9 @@ pub fn detect<'a>(path: &Path, set: &'a AdapterSet) -> Result<&'a Adapter, Input
             }
             InputFormat::Json => {
                 if whole.is_none() {
-                    whole = std::fs::read(path)
+                    whole = open(path)
                         .ok()
-                        .and_then(|b| serde_json::from_slice(&b).ok());
+                        .and_then(|r| serde_json::from_reader(r).ok());
                 }
                 let at = spec.input.records_at.as_deref().unwrap_or("");
                 match whole.as_ref().and_then(|d| d.pointer(at)) {
@@ -390,11 +501,10 @@ fn detect_holds(cond: &Condition, record: &Json) -> bool {
 }
 
 fn first_records(path: &Path) -> Result<Vec<Json>, InputError> {
-    let file = File::open(path).map_err(|e| InputError::Io {
+    let reader = open(path).map_err(|e| InputError::Io {
         path: path.to_owned(),
         source: e,
     })?;
-    let reader = BufReader::new(file);
     Ok(reader
         .split(b'\n')
         .take(DETECT_RECORDS * 4)
@@ -429,10 +539,6 @@ fn newest_session_file(
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
-        let ext = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .unwrap_or_default();
         let is_sub = specs.iter().any(|s| {
             s.input
                 .subagent_files
@@ -440,7 +546,7 @@ fn newest_session_file(
                 .filter(|p| !p.contains('/'))
                 .any(|p| wildcard(p, name))
         });
-        if !path.is_file() || is_sub || !endings.contains(&ext) {
+        if !path.is_file() || is_sub || !endings.iter().any(|e| has_ending(&path, e)) {
             continue;
         }
         let modified = path

@@ -99,6 +99,29 @@ pub(crate) fn tool_status(
     }
 }
 
+/// Folds a later result for the same call into the earlier one. A harness may write one
+/// outcome on several records (a tool's output item and a later end event): the latest
+/// retained status and exit code win, since end events come last; the first retained output,
+/// patch and subagent id are kept.
+fn merge_result(earlier: &mut RawResult, later: RawResult) {
+    let retained = |w: &Option<Word>| w.as_ref().is_some_and(|w| w.raw.is_some());
+    if retained(&later.status) || earlier.status.is_none() {
+        earlier.status = later.status;
+    }
+    if retained(&later.exit_code) || earlier.exit_code.is_none() {
+        earlier.exit_code = later.exit_code;
+    }
+    if earlier.output.as_deref().is_none_or(str::is_empty) && later.output.is_some() {
+        earlier.output = later.output;
+    }
+    if earlier.patch.is_none() {
+        earlier.patch = later.patch;
+    }
+    if earlier.agent_id.is_none() {
+        earlier.agent_id = later.agent_id;
+    }
+}
+
 /// Builds canonical sessions for one adapter, collecting words it could not translate.
 pub(crate) struct Normalizer<'a> {
     spec: &'a AdapterSpec,
@@ -170,7 +193,7 @@ impl<'a> Normalizer<'a> {
         enum Slot {
             Done(Event),
             Call(RawCall, Option<String>),
-            Orphan(RawResult, Option<String>),
+            Orphan(String),
         }
         let mut slots: Vec<Slot> = Vec::new();
         let mut call_at: HashMap<String, usize> = HashMap::new();
@@ -194,12 +217,13 @@ impl<'a> Normalizer<'a> {
                 }
                 RawBody::ToolResult(result) => {
                     let id = result.call_id.clone();
-                    if results.contains_key(&id) {
-                        continue; // the first retained result wins
+                    if let Some((earlier, _)) = results.get_mut(&id) {
+                        merge_result(earlier, result);
+                        continue;
                     }
                     if !call_at.contains_key(&id) {
                         orphan_lines.push(ev.line);
-                        slots.push(Slot::Orphan(result.clone(), ts.clone()));
+                        slots.push(Slot::Orphan(id.clone()));
                     }
                     results.insert(id, (result, ts));
                     continue;
@@ -219,11 +243,13 @@ impl<'a> Normalizer<'a> {
                     let result = results.remove(&call.call_id);
                     out.push(self.tool_call(call, ts, result));
                 }
-                Slot::Orphan(result, ts) => {
-                    if call_at.contains_key(&result.call_id) {
+                Slot::Orphan(id) => {
+                    if call_at.contains_key(&id) {
                         continue;
                     }
-                    results.remove(&result.call_id);
+                    let Some((result, ts)) = results.remove(&id) else {
+                        continue;
+                    };
                     let call = RawCall {
                         call_id: result.call_id.clone(),
                         name: String::new(),

@@ -66,6 +66,10 @@ pub struct InputSpec {
     /// For `json` documents: JSON pointer to the array of records.
     #[serde(default)]
     pub records_at: Option<String>,
+    /// File endings read as one JSON document (records at `records_at`) whatever `format`
+    /// says: a harness that wrote one document per session before it switched to JSONL.
+    #[serde(default)]
+    pub document_extensions: Vec<String>,
     /// Sibling files or folders holding subagent sessions, as glob-like patterns relative to
     /// the main file's folder; `{stem}` is the main file's name without extension.
     #[serde(default)]
@@ -121,6 +125,20 @@ pub struct RecordsSpec {
     pub dedup: Option<ValueSpec>,
     /// Records that belong to a subagent, written inline in the parent's file.
     pub sidechain: Option<SidechainSpec>,
+    /// Append-only logs that rewrite earlier records (replayed before the rules run).
+    pub replay: Option<ReplaySpec>,
+}
+
+/// How an append-only log replaces, rewinds and resets its records. The records are replayed
+/// first, and the rules then see the final list in order.
+#[derive(Debug, Clone)]
+pub struct ReplaySpec {
+    /// A record whose key was seen before replaces the earlier copy, in its place.
+    pub key: Pointer,
+    /// A record holding a key here removes the record with that key and every later one.
+    pub rewind: Option<Pointer>,
+    /// A record holding an array here replaces every record read so far with its elements.
+    pub reset: Option<Pointer>,
 }
 
 /// Inline subagent records.
@@ -148,6 +166,8 @@ pub enum Action {
     Skip(String),
     /// Emit one canonical event.
     Emit(Box<Emit>),
+    /// Apply, in order, every nested rule whose `when` holds (not only the first).
+    Steps(Vec<Rule>),
     /// Apply nested rules to each element of an array, in order.
     Each {
         /// Pointer to the array.
@@ -171,6 +191,9 @@ pub enum Emit {
         text: ValueSpec,
         /// Events with equal key and text are kept once (one message written twice).
         key: Option<ValueSpec>,
+        /// When this value is `true`, the text continues the assistant event just before it
+        /// (streamed chunks).
+        delta: Option<ValueSpec>,
     },
     /// Reasoning text (empty means not retained).
     Thinking {
@@ -319,6 +342,14 @@ pub struct ValueSpec {
     pub regex: Option<Regex>,
     /// Translate the value through this named table.
     pub map: Option<String>,
+    /// Parse a string value as JSON; a string that is not JSON makes the value absent.
+    pub json: bool,
+    /// After `json`, read this pointer inside the value; absent when it is not there.
+    pub pick: Option<Pointer>,
+    /// Alternatives tried in order when `at` and `const` give nothing; the first present wins.
+    pub first_of: Vec<ValueSpec>,
+    /// Join an array of scalars into one text with this separator.
+    pub join: Option<String>,
 }
 
 /// A named translation table.
@@ -380,6 +411,15 @@ struct RawRecords {
     type_at: Option<String>,
     dedup: Option<RawValue>,
     sidechain: Option<RawSidechain>,
+    replay: Option<RawReplay>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawReplay {
+    key: String,
+    rewind: Option<String>,
+    reset: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -400,6 +440,7 @@ struct RawRule {
     emit: Option<RawEmit>,
     each: Option<String>,
     rules: Option<Vec<RawRule>>,
+    steps: Option<Vec<RawRule>>,
 }
 
 #[derive(Deserialize)]
@@ -421,6 +462,7 @@ struct RawEmit {
     patch: Option<RawPatch>,
     agent_id: Option<RawValue>,
     key: Option<RawValue>,
+    delta: Option<RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -464,6 +506,11 @@ struct RawValueFull {
     text: bool,
     regex: Option<String>,
     map: Option<String>,
+    #[serde(default)]
+    json: bool,
+    pick: Option<String>,
+    first_of: Option<Vec<RawValue>>,
+    join: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -480,6 +527,22 @@ struct RawTable {
     values: BTreeMap<String, String>,
     missing: Option<String>,
     default: Option<String>,
+}
+
+impl RawValueFull {
+    fn at(at: OneOrMany) -> Self {
+        Self {
+            at: Some(at),
+            constant: None,
+            text: false,
+            regex: None,
+            map: None,
+            json: false,
+            pick: None,
+            first_of: None,
+            join: None,
+        }
+    }
 }
 
 /// What canonical vocabulary a table is used for; checked when an emit field names it.
@@ -580,7 +643,9 @@ impl Validator<'_> {
                 ),
             ));
         }
-        if raw.input.format == InputFormat::Json && raw.input.records_at.is_none() {
+        if (raw.input.format == InputFormat::Json || !raw.input.document_extensions.is_empty())
+            && raw.input.records_at.is_none()
+        {
             return Err(self.invalid(
                 "input.records_at",
                 "a `json` input needs `records_at`, the pointer to its records",
@@ -611,6 +676,22 @@ impl Validator<'_> {
                         Target::Free,
                         &mut targets,
                     )?,
+                }),
+                None => None,
+            },
+            replay: match raw.records.replay {
+                Some(r) => Some(ReplaySpec {
+                    key: self.pointer("records.replay.key", &r.key)?,
+                    rewind: r
+                        .rewind
+                        .as_deref()
+                        .map(|p| self.pointer("records.replay.rewind", p))
+                        .transpose()?,
+                    reset: r
+                        .reset
+                        .as_deref()
+                        .map(|p| self.pointer("records.replay.reset", p))
+                        .transpose()?,
                 }),
                 None => None,
             },
@@ -715,6 +796,14 @@ impl Validator<'_> {
     ) -> Result<Rule, AdapterError> {
         let when = self.conditions(&format!("{field}.when"), raw.when)?;
         let action = match (raw.skip, raw.emit, raw.each, raw.rules) {
+            (None, None, None, None) if raw.steps.is_some() => Action::Steps(self.rules(
+                &format!("{field}.steps"),
+                raw.steps.unwrap_or_default(),
+                targets,
+            )?),
+            _ if raw.steps.is_some() => {
+                return Err(self.invalid(field, "`steps` cannot be combined with another action"));
+            }
             (Some(reason), None, None, None) => Action::Skip(reason),
             (None, Some(emit), None, None) => Action::Emit(Box::new(self.emit(
                 &format!("{field}.emit"),
@@ -728,7 +817,7 @@ impl Validator<'_> {
             _ => {
                 return Err(self.invalid(
                     field,
-                    "a rule needs exactly one action: `skip`, `emit`, or `each` with `rules`",
+                    "a rule needs exactly one action: `skip`, `emit`, `steps`, or `each` with `rules`",
                 ));
             }
         };
@@ -758,6 +847,7 @@ impl Validator<'_> {
             "assistant" => Emit::Assistant {
                 text: self.value(&f("text"), need(raw.text, "text")?, Target::Free, targets)?,
                 key: self.opt_value(&f("key"), raw.key, Target::Free, targets)?,
+                delta: self.opt_value(&f("delta"), raw.delta, Target::Free, targets)?,
             },
             "thinking" => Emit::Thinking {
                 text: self.opt_value(&f("text"), raw.text, Target::Free, targets)?,
@@ -870,20 +960,8 @@ impl Validator<'_> {
         targets: &mut BTreeMap<String, (Target, String)>,
     ) -> Result<ValueSpec, AdapterError> {
         let full = match raw {
-            RawValue::Pointer(p) => RawValueFull {
-                at: Some(OneOrMany::One(p)),
-                constant: None,
-                text: false,
-                regex: None,
-                map: None,
-            },
-            RawValue::Pointers(ps) => RawValueFull {
-                at: Some(OneOrMany::Many(ps)),
-                constant: None,
-                text: false,
-                regex: None,
-                map: None,
-            },
+            RawValue::Pointer(p) => RawValueFull::at(OneOrMany::One(p)),
+            RawValue::Pointers(ps) => RawValueFull::at(OneOrMany::Many(ps)),
             RawValue::Full(f) => f,
         };
         let at = match full.at {
@@ -894,8 +972,34 @@ impl Validator<'_> {
                 .collect::<Result<_, _>>()?,
             None => Vec::new(),
         };
-        if at.is_empty() && full.constant.is_none() {
-            return Err(self.invalid(field, "a value needs `at` or `const`"));
+        let first_of = match full.first_of {
+            Some(alts) => {
+                let mut out = Vec::with_capacity(alts.len());
+                for (i, alt) in alts.into_iter().enumerate() {
+                    let here = format!("{field}.first_of[{i}]");
+                    let alt = self.value(&here, alt, Target::Free, targets)?;
+                    if alt.map.is_some() {
+                        return Err(self.invalid(
+                            &here,
+                            "an alternative cannot name a table; put `map` beside `first_of`",
+                        ));
+                    }
+                    out.push(alt);
+                }
+                out
+            }
+            None => Vec::new(),
+        };
+        if at.is_empty() && full.constant.is_none() && first_of.is_empty() {
+            return Err(self.invalid(field, "a value needs `at`, `const` or `first_of`"));
+        }
+        let pick = full
+            .pick
+            .as_deref()
+            .map(|p| self.pointer(&format!("{field}.pick"), p))
+            .transpose()?;
+        if pick.as_ref().is_some_and(|p| p.from_record) {
+            return Err(self.invalid(field, "`pick` reads inside the value: write `/field`"));
         }
         let regex = full
             .regex
@@ -934,7 +1038,7 @@ impl Validator<'_> {
         } else if target == Target::Status || target == Target::Kind {
             // A canonical field read without a table would let a vendor word through; a
             // constant must itself be a canonical name.
-            match (&full.constant, at.is_empty()) {
+            match (&full.constant, at.is_empty() && first_of.is_empty()) {
                 (Some(c), true) => {
                     let word = c.as_str().unwrap_or_default();
                     let res = match target {
@@ -957,6 +1061,10 @@ impl Validator<'_> {
             text: full.text,
             regex,
             map: full.map,
+            json: full.json,
+            pick,
+            first_of,
+            join: full.join,
         })
     }
 

@@ -168,3 +168,243 @@ fn every_claude_code_session_renders_with_correct_statuses() -> anyhow::Result<(
     }
     Ok(())
 }
+
+/// Every file of one corpus folder, sorted.
+fn corpus_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("corpus folder reads")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    out.sort();
+    out
+}
+
+/// No vendor word reaches a status field of the report model: every `*status*` value is one
+/// of the canonical names.
+fn assert_canonical_statuses(value: &Json, name: &str) {
+    const CANONICAL: &[&str] = &[
+        "ok",
+        "error",
+        "unknown",
+        "complete",
+        "incomplete",
+        "interrupted",
+        "no_result",
+        "status_word",
+        "exit_code",
+        "unmapped_word",
+        "no_status",
+    ];
+    match value {
+        Json::Object(map) => {
+            for (k, v) in map {
+                if k.contains("status")
+                    && let Some(s) = v.as_str()
+                {
+                    assert!(
+                        CANONICAL.contains(&s),
+                        "{name}: `{k}: {s}` is not canonical"
+                    );
+                }
+                assert_canonical_statuses(v, name);
+            }
+        }
+        Json::Array(items) => items
+            .iter()
+            .for_each(|v| assert_canonical_statuses(v, name)),
+        _ => {}
+    }
+}
+
+fn records(path: &Path) -> Vec<Json> {
+    let text = std::fs::read(path).expect("corpus file reads");
+    text.split(|b| *b == b'\n')
+        .filter_map(|l| serde_json::from_slice::<Json>(l).ok())
+        .collect()
+}
+
+fn all_calls(report: &Report) -> HashMap<String, ToolStatus> {
+    crate::outcomes::calls(report)
+        .into_iter()
+        .map(|(id, c)| (id, c.status))
+        .collect()
+}
+
+/// Codex: each history call once; a call with no output or end event is unknown; a retained
+/// non-zero exit code (end event, JSON metadata, `Exit code:` or `Process exited with code`
+/// line) is an error; a declined or failed end event is an error.
+fn codex_expectations(path: &Path) -> (HashSet<String>, HashMap<String, ToolStatus>) {
+    let exit_line = Regex::new(r"(?m)^(?:Exit code: |Process exited with code )(-?\d+)")
+        .expect("regex compiles");
+    let mut calls = HashSet::new();
+    let mut answered = HashSet::new();
+    let mut errors = HashSet::new();
+    for rec in records(path) {
+        let item = rec.get("payload").filter(|p| p.is_object()).unwrap_or(&rec);
+        if item.get("type").and_then(Json::as_str) == Some("web_search_call") {
+            // No call id is written; the adapter keys the call by its record's timestamp.
+            let id = item.get("id").or_else(|| rec.get("timestamp"));
+            calls.extend(id.and_then(Json::as_str).map(str::to_owned));
+            answered.extend(id.and_then(Json::as_str).map(str::to_owned));
+            continue;
+        }
+        let id = item
+            .get("call_id")
+            .and_then(Json::as_str)
+            .map(str::to_owned);
+        let Some(id) = id else { continue };
+        match item.get("type").and_then(Json::as_str) {
+            Some("function_call" | "custom_tool_call") => {
+                calls.insert(id);
+            }
+            Some("function_call_output" | "custom_tool_call_output") => {
+                let out = item
+                    .get("output")
+                    .and_then(Json::as_str)
+                    .unwrap_or_default();
+                let meta = serde_json::from_str::<Json>(out)
+                    .ok()
+                    .and_then(|j| j.pointer("/metadata/exit_code").and_then(Json::as_i64));
+                let line = exit_line
+                    .captures(out)
+                    .and_then(|c| c[1].parse::<i64>().ok());
+                if meta.or(line).is_some_and(|c| c != 0) {
+                    errors.insert(id.clone());
+                }
+                answered.insert(id);
+            }
+            Some("exec_command_end") => {
+                let code = item.get("exit_code").and_then(Json::as_i64);
+                let status = item.get("status").and_then(Json::as_str);
+                if code.is_some_and(|c| c != 0) || matches!(status, Some("failed" | "declined")) {
+                    errors.insert(id.clone());
+                }
+                answered.insert(id);
+            }
+            _ => {}
+        }
+    }
+    let mut expected = HashMap::new();
+    for id in &calls {
+        if !answered.contains(id) {
+            expected.insert(id.clone(), ToolStatus::Unknown);
+        } else if errors.contains(id) {
+            expected.insert(id.clone(), ToolStatus::Error);
+        }
+    }
+    (calls, expected)
+}
+
+#[test]
+fn every_codex_session_renders_with_correct_statuses() -> anyhow::Result<()> {
+    let Some(dir) = corpus("codex") else {
+        return Ok(());
+    };
+    for input in corpus_files(&dir) {
+        let name = input.display().to_string();
+        let report = crate::report(&input)?;
+        assert_eq!(report.session.harness, "codex", "{name}");
+        check_turns(&report.turns, &name);
+        assert_canonical_statuses(&serde_json::to_value(&report)?, &name);
+        tracebook::render::html(&report)?;
+        let got = all_calls(&report);
+        let (calls, expected) = codex_expectations(&input);
+        if !calls.is_empty() {
+            let ids: HashSet<String> = got.keys().cloned().collect();
+            assert_eq!(ids, calls, "{name}: each call once");
+        }
+        for (id, want) in expected {
+            assert_eq!(got.get(&id), Some(&want), "{name}: {id}");
+        }
+    }
+    Ok(())
+}
+
+/// Gemini CLI: the last copy of each message (rewinds applied); `success` is ok unless its
+/// output records a non-zero `Exit Code:`, `error` and `cancelled` are errors, anything else is
+/// unknown. stream-json: the `tool_result` status, same exit-code rule.
+fn gemini_expectations(path: &Path) -> HashMap<String, ToolStatus> {
+    let exit_line = Regex::new(r"(?m)^Exit Code: (-?\d+)").expect("regex compiles");
+    let decide = |status: Option<&str>, output: &str| -> ToolStatus {
+        let nonzero = exit_line
+            .captures(output)
+            .and_then(|c| c[1].parse::<i64>().ok())
+            .is_some_and(|c| c != 0);
+        match status {
+            Some("success") if nonzero => ToolStatus::Error,
+            Some("success") => ToolStatus::Ok,
+            Some("error" | "cancelled") => ToolStatus::Error,
+            _ => ToolStatus::Unknown,
+        }
+    };
+    let recs = if path.extension().and_then(|e| e.to_str()) == Some("json") {
+        let doc: Json =
+            serde_json::from_slice(&std::fs::read(path).expect("reads")).expect("valid JSON");
+        doc.get("messages")
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default()
+    } else {
+        records(path)
+    };
+    let mut messages: Vec<Json> = Vec::new();
+    let mut out = HashMap::new();
+    for rec in recs {
+        if let Some(to) = rec.get("$rewindTo").and_then(Json::as_str) {
+            if let Some(at) = messages.iter().position(|m| m["id"] == to) {
+                messages.truncate(at);
+            }
+            continue;
+        }
+        if rec.get("type").and_then(Json::as_str) == Some("tool_result")
+            && let Some(id) = rec.get("tool_id").and_then(Json::as_str)
+        {
+            let output = rec.get("output").and_then(Json::as_str).unwrap_or_default();
+            out.insert(id.to_owned(), decide(rec["status"].as_str(), output));
+            continue;
+        }
+        if let Some(id) = rec.get("id").and_then(Json::as_str) {
+            match messages.iter().position(|m| m["id"] == id) {
+                Some(at) => messages[at] = rec,
+                None => messages.push(rec),
+            }
+        }
+    }
+    for m in messages {
+        for call in m
+            .get("toolCalls")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let Some(id) = call.get("id").and_then(Json::as_str) else {
+                continue;
+            };
+            let output = call
+                .pointer("/result/0/functionResponse/response/output")
+                .and_then(Json::as_str)
+                .unwrap_or_default();
+            out.insert(id.to_owned(), decide(call["status"].as_str(), output));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_gemini_cli_session_renders_with_correct_statuses() -> anyhow::Result<()> {
+    let Some(dir) = corpus("gemini-cli") else {
+        return Ok(());
+    };
+    for input in corpus_files(&dir) {
+        let name = input.display().to_string();
+        let report = crate::report(&input)?;
+        assert_eq!(report.session.harness, "gemini-cli", "{name}");
+        check_turns(&report.turns, &name);
+        assert_canonical_statuses(&serde_json::to_value(&report)?, &name);
+        tracebook::render::html(&report)?;
+        assert_eq!(all_calls(&report), gemini_expectations(&input), "{name}");
+    }
+    Ok(())
+}
