@@ -13,9 +13,7 @@ use std::sync::LazyLock;
 use crate::events::{ToolKind, ToolStatus};
 use crate::projection::ResponseStatus;
 use crate::report::markdown::{self, SafeHtml};
-use crate::report::model::{
-    OutcomeView, Report, StepView, SubagentView, ToolCallView, TurnView,
-};
+use crate::report::model::{OutcomeView, Report, StepView, SubagentView, ToolCallView, TurnView};
 
 const CSS: &str = include_str!("../assets/report.css");
 const JS: &str = include_str!("../assets/report.js");
@@ -242,9 +240,12 @@ fn clean_terminal(text: &str) -> std::borrow::Cow<'_, str> {
         return std::borrow::Cow::Borrowed(text);
     }
     match ESCAPES.as_ref() {
-        Some(re) => re.replace_all(text, |c: &regex::Captures<'_>| {
-            if c[0].ends_with('\n') { "\n" } else { "" }
-        }),
+        Some(re) => re.replace_all(
+            text,
+            |c: &regex::Captures<'_>| {
+                if c[0].ends_with('\n') { "\n" } else { "" }
+            },
+        ),
         None => std::borrow::Cow::Borrowed(text),
     }
 }
@@ -485,10 +486,7 @@ impl TurnsTemplate<'_> {
                 let text = ["content", "step", "text", "description", "title"]
                     .iter()
                     .find_map(|k| o.get(*k).and_then(|v| v.as_str()))?;
-                let status = o
-                    .get("status")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default();
+                let status = o.get("status").and_then(|v| v.as_str()).unwrap_or_default();
                 Some(TodoItem {
                     text: text.to_owned(),
                     status: status.to_owned(),

@@ -95,8 +95,7 @@ fn sample() -> PathBuf {
 /// A corpus session with failed calls, when `TRACEBOOK_CORPUS` is set.
 fn corpus_session() -> Option<PathBuf> {
     let dir = PathBuf::from(std::env::var_os("TRACEBOOK_CORPUS")?);
-    let path =
-        dir.join("claude-code/daaain-claude-code-log__4379d1bf-ccb1-414e-a856-9791b73f3af2.jsonl");
+    let path = dir.join("claude-code/entireio-cli__ckpt-4902a08f9b18-0-full.jsonl");
     path.is_file().then_some(path)
 }
 
@@ -119,7 +118,9 @@ impl Opened {
 
     fn eval_str(&self, expr: &str) -> anyhow::Result<String> {
         let v = self.eval(expr)?;
-        Ok(v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()))
+        Ok(v.as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| v.to_string()))
     }
 
     fn screenshot(&self, name: &str) -> anyhow::Result<PathBuf> {
@@ -136,7 +137,13 @@ impl Opened {
 }
 
 /// Renders `html` to a file and opens it at `width`×`height`, optionally with scripts off.
-fn open(html: &str, fragment: &str, width: u32, height: u32, js: bool) -> anyhow::Result<Option<Opened>> {
+fn open(
+    html: &str,
+    fragment: &str,
+    width: u32,
+    height: u32,
+    js: bool,
+) -> anyhow::Result<Option<Opened>> {
     let Some(chrome) = chromium() else {
         return Ok(None);
     };
@@ -169,8 +176,7 @@ fn render(path: &Path) -> anyhow::Result<String> {
 }
 
 /// True when the page does not scroll sideways.
-const NO_SIDEWAYS_SCROLL: &str =
-    "document.documentElement.scrollWidth <= window.innerWidth && document.body.scrollWidth <= window.innerWidth";
+const NO_SIDEWAYS_SCROLL: &str = "document.documentElement.scrollWidth <= window.innerWidth && document.body.scrollWidth <= window.innerWidth";
 
 #[test]
 fn a_deep_link_opens_its_folds_and_highlights_the_target() -> anyhow::Result<()> {
@@ -334,7 +340,11 @@ fn search_counts_matches_and_opens_the_fold_that_holds_one() -> anyhow::Result<(
     assert_eq!(state["marks"], expected, "{state}");
     assert_eq!(state["first"], format!("1 of {expected}"), "{state}");
     assert_eq!(state["second"], format!("2 of {expected}"), "{state}");
-    assert_eq!(state["last"], format!("{expected} of {expected}"), "{state}");
+    assert_eq!(
+        state["last"],
+        format!("{expected} of {expected}"),
+        "{state}"
+    );
     assert_eq!(state["open"], true, "{state}");
     Ok(())
 }
@@ -380,7 +390,10 @@ fn filters_show_only_matching_steps_and_the_conversation_view() -> anyhow::Resul
     let kinds: Vec<String> = serde_json::from_value(page.eval(
         "[...document.querySelectorAll('#notebook .step')].filter(e => e.offsetParent !== null).map(e => e.dataset.kind)",
     )?)?;
-    assert!(!kinds.is_empty() && kinds.iter().all(|k| k == "shell"), "{kinds:?}");
+    assert!(
+        !kinds.is_empty() && kinds.iter().all(|k| k == "shell"),
+        "{kinds:?}"
+    );
     // Conversation only: prompts and responses stay, process and outcome go.
     let conv = page.eval(
         "(() => { const k = document.getElementById('f-kind'); k.value = '';
@@ -409,13 +422,19 @@ fn the_conversation_view_chosen_at_render_time_leaves_the_process_out_of_the_fil
         })
         .unwrap_or_default();
     assert!(!first_call.is_empty());
-    assert!(!html.contains(&first_call), "a command is still in the file");
+    assert!(
+        !html.contains(&first_call),
+        "a command is still in the file"
+    );
     assert!(!html.contains("class=\"process\""));
     let Some(page) = open(&html, "", 1280, 900, true)? else {
         return Ok(());
     };
     let prompts = page.eval("document.querySelectorAll('#notebook .prompt').length")?;
-    assert_eq!(prompts, report.turns.iter().filter(|t| t.prompt.is_some()).count());
+    assert_eq!(
+        prompts,
+        report.turns.iter().filter(|t| t.prompt.is_some()).count()
+    );
     Ok(())
 }
 
@@ -440,10 +459,16 @@ fn the_theme_follows_the_system_and_switches_by_hand() -> anyhow::Result<()> {
     assert_ne!(light, dark, "the page follows the system scheme");
     // Manual switch: auto → light → dark → auto, whatever the system says.
     page.eval("document.getElementById('theme').click()")?;
-    assert_eq!(page.eval_str("document.documentElement.dataset.theme")?, "light");
+    assert_eq!(
+        page.eval_str("document.documentElement.dataset.theme")?,
+        "light"
+    );
     assert_eq!(page.eval_str(bg)?, light);
     page.eval("document.getElementById('theme').click()")?;
-    assert_eq!(page.eval_str("document.documentElement.dataset.theme")?, "dark");
+    assert_eq!(
+        page.eval_str("document.documentElement.dataset.theme")?,
+        "dark"
+    );
     media("light")?;
     assert_eq!(page.eval_str(bg)?, dark);
     page.eval("document.getElementById('theme').click()")?;
@@ -464,7 +489,10 @@ fn j_and_k_move_between_turns() -> anyhow::Result<()> {
     assert_eq!(page.eval_str("location.hash")?, "#t2");
     page.tab.press_key("k")?;
     assert_eq!(page.eval_str("location.hash")?, "#t1");
-    assert!(page.eval_str("document.body.textContent")?.contains("next / previous turn"));
+    assert!(
+        page.eval_str("document.body.textContent")?
+            .contains("next / previous turn")
+    );
     Ok(())
 }
 
@@ -491,7 +519,9 @@ fn desktop_and_narrow_layouts_do_not_scroll_sideways() -> anyhow::Result<()> {
         // Open everything: long commands and outputs still wrap inside the page.
         page.eval("document.querySelectorAll('details').forEach(d => d.open = true)")?;
         assert_eq!(page.eval(NO_SIDEWAYS_SCROLL)?, true, "{label}, all open");
-        page.eval("document.querySelectorAll('details').forEach(d => d.open = false); scrollTo(0, 0)")?;
+        page.eval(
+            "document.querySelectorAll('details').forEach(d => d.open = false); scrollTo(0, 0)",
+        )?;
         page.screenshot(&format!("{name}-{label}.png"))?;
     }
     Ok(())
@@ -516,7 +546,10 @@ fn the_page_reads_with_javascript_off() -> anyhow::Result<()> {
     assert_eq!(state["copy"], 0, "{state}");
     assert_eq!(state["turns"], report.turns.len(), "{state}");
     assert_eq!(state["marks"], report.turns.len(), "{state}");
-    assert!(state["time"].as_str().unwrap_or_default().contains('T'), "{state}");
+    assert!(
+        state["time"].as_str().unwrap_or_default().contains('T'),
+        "{state}"
+    );
     assert_eq!(page.eval(NO_SIDEWAYS_SCROLL)?, true);
     // Folds still open by hand, and an anchor still jumps.
     page.eval("document.querySelector('.process').open = true")?;

@@ -116,7 +116,8 @@ fn transcript_text_is_escaped() -> anyhow::Result<()> {
 
 #[test]
 fn the_overview_strip_has_one_linked_mark_per_turn_coloured_by_status() -> anyhow::Result<()> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
     let report = crate::report(&path)?;
     let html = tracebook::render::html(&report)?;
     let strip = html
@@ -137,7 +138,12 @@ fn the_overview_strip_has_one_linked_mark_per_turn_coloured_by_status() -> anyho
             matches!(s, tracebook::report::model::StepView::ToolCall(c)
                 if c.status == tracebook::events::ToolStatus::Error)
         });
-        assert_eq!(mark.contains("class=\"error\""), errors, "{}: {mark}", turn.id);
+        assert_eq!(
+            mark.contains("class=\"error\""),
+            errors,
+            "{}: {mark}",
+            turn.id
+        );
     }
     Ok(())
 }
