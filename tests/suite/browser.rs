@@ -286,7 +286,7 @@ fn outcome_copy_says_only_what_the_log_retained() -> anyhow::Result<()> {
         let shown = page.eval(&format!(
             "(() => {{ const t = document.getElementById('{}'); const o = t.querySelector(':scope > .outcome');
                return {{ outcome: o ? o.textContent : null,
-                        verifications: o ? [...o.querySelectorAll('h3 + ul .status')].map(s => s.textContent) : [],
+                        verifications: o ? [...o.querySelectorAll('ul.verifications .status')].map(s => s.textContent) : [],
                         noResponse: !!t.querySelector(':scope > .no-response') }}; }})()",
             turn.id
         ))?;
