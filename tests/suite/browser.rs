@@ -265,7 +265,7 @@ fn steps_and_adjacent_tool_runs_keep_source_order() -> anyhow::Result<()> {
         for group in groups {
             let at: Vec<usize> = group
                 .iter()
-                .filter_map(|id| expected.iter().position(|e| e == id))
+                .filter_map(|id| expected.iter().position(|e| *e == id.as_str()))
                 .collect();
             assert_eq!(at.len(), group.len());
             assert!(at.windows(2).all(|w| w[1] == w[0] + 1), "{group:?}");
