@@ -1,37 +1,219 @@
-// tracebook notebook behaviour. Everything also reads with JavaScript off; this script only
-// opens the folds around a deep-link target and shows times in the reader's time zone.
+// tracebook notebook behaviour. Everything reads with JavaScript off; this script adds the
+// reader's time zone, deep-link opening, search, filters, the theme switch, copy-link buttons,
+// j/k navigation and expand-all for printing. It never loads anything.
 (function () {
   "use strict";
+  var doc = document, root = doc.documentElement;
+  root.classList.add("js");
+  function $(id) { return doc.getElementById(id); }
+  function all(sel, el) { return Array.prototype.slice.call((el || doc).querySelectorAll(sel)); }
+  function openAround(el) {
+    for (var p = el; p; p = p.parentElement) if (p.tagName === "DETAILS") p.open = true;
+  }
+
+  // Deep links: open the folds around the target and highlight it.
   function reveal(id) {
-    if (!id) return;
-    var el = document.getElementById(id);
+    var el = id && $(id);
     if (!el) return;
-    for (var p = el; p; p = p.parentElement) {
-      if (p.tagName === "DETAILS") p.open = true;
-    }
-    if (el.firstElementChild && el.firstElementChild.tagName === "DETAILS") {
-      el.firstElementChild.open = true;
-    }
-    var old = document.querySelectorAll(".targeted");
-    for (var i = 0; i < old.length; i++) old[i].classList.remove("targeted");
+    openAround(el);
+    if (el.firstElementChild && el.firstElementChild.tagName === "DETAILS") el.firstElementChild.open = true;
+    all(".targeted").forEach(function (o) { o.classList.remove("targeted"); });
     el.classList.add("targeted");
     el.scrollIntoView({ block: "start" });
   }
   function fromHash() {
     try { reveal(decodeURIComponent(location.hash.slice(1))); } catch (e) { /* bad hash */ }
   }
+
+  // Times in the reader's zone; the UTC original on hover.
   function localTimes() {
-    var times = document.querySelectorAll("time[datetime]");
-    for (var i = 0; i < times.length; i++) {
-      var t = times[i], iso = t.getAttribute("datetime"), d = new Date(iso);
-      if (isNaN(d.getTime())) continue;
+    all("time[datetime]").forEach(function (t) {
+      var iso = t.getAttribute("datetime"), d = new Date(iso);
+      if (isNaN(d.getTime())) return;
       t.title = iso + " (UTC)";
       t.textContent = d.toLocaleString(undefined, {
         year: "numeric", month: "short", day: "numeric",
         hour: "2-digit", minute: "2-digit", second: "2-digit"
       });
+    });
+  }
+
+  // Theme: auto (system) → light → dark, remembered where the browser allows it.
+  var themes = ["auto", "light", "dark"];
+  function setTheme(name) {
+    if (name === "auto") root.removeAttribute("data-theme"); else root.setAttribute("data-theme", name);
+    var b = $("theme");
+    if (b) b.textContent = "theme: " + name;
+    try { localStorage.setItem("tracebook-theme", name); } catch (e) { /* storage off */ }
+  }
+  try { var saved = localStorage.getItem("tracebook-theme"); if (themes.indexOf(saved) > 0) setTheme(saved); } catch (e) { /* storage off */ }
+
+  // Copy link: the page's own address (whatever the file is called now) plus the anchor.
+  function copyLink(btn) {
+    var id = btn.getAttribute("data-link");
+    var url = location.href.split("#")[0] + "#" + id;
+    history.replaceState(null, "", "#" + id);
+    var done = function () { btn.textContent = "copied"; setTimeout(function () { btn.textContent = "copy link"; }, 1500); };
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(url).then(done, done);
+    } else { done(); }
+  }
+
+  // Search: marks every match in the notebook, opens the fold holding the current one.
+  var hits = [], current = -1, MAX_HITS = 5000;
+  function clearHits() {
+    all("mark.hit").forEach(function (m) {
+      var parent = m.parentNode;
+      parent.replaceChild(doc.createTextNode(m.textContent), m);
+      parent.normalize();
+    });
+    hits = []; current = -1;
+  }
+  function search(q) {
+    clearHits();
+    var count = $("q-count");
+    q = q.trim().toLowerCase();
+    if (!q) { count.textContent = ""; return; }
+    var main = $("notebook");
+    var walker = doc.createTreeWalker(main, NodeFilter.SHOW_TEXT, null);
+    var nodes = [], n;
+    while ((n = walker.nextNode())) {
+      if (n.parentElement && n.parentElement.closest("button, script")) continue;
+      if (n.nodeValue.toLowerCase().indexOf(q) >= 0) nodes.push(n);
     }
+    for (var i = 0; i < nodes.length && hits.length < MAX_HITS; i++) {
+      var node = nodes[i], text = node.nodeValue, lower = text.toLowerCase(), at = 0, idx;
+      var frag = doc.createDocumentFragment();
+      while ((idx = lower.indexOf(q, at)) >= 0 && hits.length < MAX_HITS) {
+        frag.appendChild(doc.createTextNode(text.slice(at, idx)));
+        var m = doc.createElement("mark");
+        m.className = "hit";
+        m.textContent = text.slice(idx, idx + q.length);
+        frag.appendChild(m);
+        hits.push(m);
+        at = idx + q.length;
+      }
+      frag.appendChild(doc.createTextNode(text.slice(at)));
+      node.parentNode.replaceChild(frag, node);
+    }
+    if (!hits.length) { count.textContent = "no matches"; return; }
+    go(0);
+  }
+  function go(i) {
+    if (!hits.length) return;
+    if (current >= 0 && hits[current]) hits[current].classList.remove("current");
+    current = (i + hits.length) % hits.length;
+    var m = hits[current];
+    m.classList.add("current");
+    openAround(m);
+    m.scrollIntoView({ block: "center" });
+    $("q-count").textContent = (current + 1) + " of " + hits.length + (hits.length >= MAX_HITS ? "+" : "");
+  }
+
+  // Filters: status and step kind narrow the steps shown; turns without a match hide.
+  function applyFilters() {
+    var status = $("f-status").value, kind = $("f-kind").value;
+    var view = $("f-view") ? $("f-view").value : "full";
+    doc.body.classList.toggle("view-conversation", view === "conversation");
+    var active = !!(status || kind);
+    doc.body.classList.toggle("filtering", active);
+    all(".shown").forEach(function (e) { e.classList.remove("shown"); });
+    if (!active) return;
+    all("#notebook .step").forEach(function (s) {
+      var ok = (!kind || s.getAttribute("data-kind") === kind) &&
+        (!status || s.getAttribute("data-status") === status);
+      if (!ok) return;
+      s.classList.add("shown");
+      for (var p = s.parentElement; p; p = p.parentElement) {
+        if (p.tagName === "DETAILS") p.open = true;
+        if (p.classList.contains("turn") || p.classList.contains("tool-group") ||
+            p.classList.contains("step") || p.classList.contains("subagent-wrap")) p.classList.add("shown");
+      }
+    });
+  }
+
+  // j / k: next and previous turn (top-level turns, from where the page is scrolled now).
+  var lastTurn = null;
+  function turnStep(dir) {
+    var turns = all("#notebook > .turn").filter(function (t) { return t.offsetParent !== null; });
+    if (!turns.length) return;
+    var idx = lastTurn ? turns.indexOf(lastTurn) : -1, next;
+    if (idx >= 0 && Math.abs(lastTurn.getBoundingClientRect().top) < window.innerHeight) {
+      next = idx + dir;
+    } else {
+      idx = -1;
+      for (var i = 0; i < turns.length; i++) if (turns[i].getBoundingClientRect().top <= 100) idx = i;
+      next = dir > 0 ? idx + 1 : (idx >= 0 && turns[idx].getBoundingClientRect().top < 0 ? idx : idx - 1);
+    }
+    var t = turns[Math.max(0, Math.min(turns.length - 1, next))];
+    lastTurn = t;
+    history.replaceState(null, "", "#" + t.id);
+    all(".targeted").forEach(function (o) { o.classList.remove("targeted"); });
+    t.classList.add("targeted");
+    t.scrollIntoView({ block: "start" });
+  }
+
+  function init() {
+    localTimes();
+    if (window.matchMedia && window.matchMedia("(max-width: 860px)").matches) {
+      all(".toc > details").forEach(function (d) { d.open = false; });
+    }
+    var theme = $("theme");
+    if (theme) {
+      var cur = root.getAttribute("data-theme") || "auto";
+      theme.textContent = "theme: " + cur;
+      theme.addEventListener("click", function () {
+        var now = root.getAttribute("data-theme") || "auto";
+        setTheme(themes[(themes.indexOf(now) + 1) % themes.length]);
+      });
+    }
+    doc.addEventListener("click", function (e) {
+      var btn = e.target.closest && e.target.closest("button.copy");
+      if (!btn) return;
+      e.preventDefault();
+      e.stopPropagation();
+      copyLink(btn);
+    });
+    var q = $("q"), timer = null;
+    if (q) {
+      q.addEventListener("input", function () {
+        clearTimeout(timer);
+        timer = setTimeout(function () { search(q.value); }, 200);
+      });
+      q.addEventListener("keydown", function (e) {
+        if (e.key === "Enter") {
+          e.preventDefault();
+          clearTimeout(timer);
+          if (!hits.length || q.getAttribute("data-searched") !== q.value) { search(q.value); q.setAttribute("data-searched", q.value); }
+          else go(current + (e.shiftKey ? -1 : 1));
+        } else if (e.key === "Escape") { q.blur(); }
+      });
+      $("q-next").addEventListener("click", function () { go(current + 1); });
+      $("q-prev").addEventListener("click", function () { go(current - 1); });
+    }
+    ["f-status", "f-kind", "f-view"].forEach(function (id) {
+      var el = $(id);
+      if (el) el.addEventListener("change", applyFilters);
+    });
+    doc.addEventListener("keydown", function (e) {
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      var tag = e.target && e.target.tagName;
+      if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
+      if (e.key === "j") { e.preventDefault(); turnStep(1); }
+      else if (e.key === "k") { e.preventDefault(); turnStep(-1); }
+      else if (e.key === "/" && q) { e.preventDefault(); q.focus(); q.select(); }
+    });
+    var reopen = [];
+    window.addEventListener("beforeprint", function () {
+      reopen = all("details:not([open])");
+      reopen.forEach(function (d) { d.open = true; });
+    });
+    window.addEventListener("afterprint", function () {
+      reopen.forEach(function (d) { d.open = false; });
+      reopen = [];
+    });
+    fromHash();
   }
   window.addEventListener("hashchange", fromHash);
-  document.addEventListener("DOMContentLoaded", function () { localTimes(); fromHash(); });
+  if (doc.readyState === "loading") doc.addEventListener("DOMContentLoaded", init); else init();
 })();

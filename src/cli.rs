@@ -49,6 +49,10 @@ pub struct RenderArgs {
     /// Also redact this exact text wherever it appears (repeatable).
     #[arg(long, value_name = "TEXT")]
     pub redact: Vec<String>,
+    /// What the notebook holds: everything, or only prompts and responses (the rest is left
+    /// out of the file, not hidden).
+    #[arg(long, value_enum, default_value_t = View::Full)]
+    pub view: View,
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -61,6 +65,15 @@ pub enum Format {
     Html,
     /// The report model as JSON.
     Json,
+}
+
+/// What a notebook holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum View {
+    /// Prompts, process steps, responses and outcomes.
+    Full,
+    /// Prompts and responses only.
+    Conversation,
 }
 
 /// `tracebook adapters …`.

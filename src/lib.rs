@@ -132,7 +132,13 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Strict);
     }
     let bytes = match args.format {
-        Format::Html => render::html(&report).context("rendering the notebook")?,
+        Format::Html => {
+            let view = match args.view {
+                cli::View::Full => render::View::Full,
+                cli::View::Conversation => render::View::Conversation,
+            };
+            render::html_with(&report, view).context("rendering the notebook")?
+        }
         Format::Json => {
             let mut s = serde_json::to_string_pretty(&report).context("writing the report")?;
             s.push('\n');

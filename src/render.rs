@@ -10,15 +10,18 @@ use base64::Engine as _;
 use sha2::{Digest, Sha256};
 use std::sync::LazyLock;
 
-use crate::events::ToolStatus;
+use crate::events::{ToolKind, ToolStatus};
+use crate::projection::ResponseStatus;
 use crate::report::markdown::{self, SafeHtml};
-use crate::report::model::{Report, StepView, SubagentView, ToolCallView, TurnView};
+use crate::report::model::{OutcomeView, Report, StepView, SubagentView, ToolCallView, TurnView};
 
 const CSS: &str = include_str!("../assets/report.css");
 const JS: &str = include_str!("../assets/report.js");
 
 /// Output longer than this many lines is split: the rest sits in a closed fold.
 const OUTPUT_HEAD_LINES: usize = 80;
+/// Read and search output is shown shorter: the rest is one click away.
+const COMPACT_HEAD_LINES: usize = 20;
 /// Output longer than this many bytes is split the same way.
 const OUTPUT_HEAD_BYTES: usize = 16 * 1024;
 
@@ -39,8 +42,42 @@ fn hash(text: &str) -> String {
     )
 }
 
-/// Renders the whole notebook.
+/// What a notebook holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum View {
+    /// Prompts, process, responses and outcomes.
+    #[default]
+    Full,
+    /// Prompts and responses only; process steps, outcomes and unlinked subagents are left
+    /// out of the file, the embedded report model included.
+    Conversation,
+}
+
+/// Renders the whole notebook in the full view.
 pub fn html(report: &Report) -> askama::Result<String> {
+    html_with(report, View::Full)
+}
+
+/// Renders the whole notebook in the given view.
+pub fn html_with(report: &Report, view: View) -> askama::Result<String> {
+    match view {
+        View::Full => page(report, view),
+        View::Conversation => page(&conversation_only(report), view),
+    }
+}
+
+/// A copy of the report without anything but prompts and responses (and the session facts).
+fn conversation_only(report: &Report) -> Report {
+    let mut out = report.clone();
+    for turn in &mut out.turns {
+        turn.steps.clear();
+        turn.outcome = OutcomeView::default();
+    }
+    out.unlinked_subagents.clear();
+    out
+}
+
+fn page(report: &Report, view: View) -> askama::Result<String> {
     let turns = TurnsTemplate {
         turns: &report.turns,
     }
@@ -58,8 +95,159 @@ pub fn html(report: &Report) -> askama::Result<String> {
         unlinked: SafeHtml::rendered(unlinked),
         data: SafeHtml::rendered(embedded_json(report)),
         title: title(report),
+        conversation: view == View::Conversation,
+        overview: overview(&report.turns),
     }
     .render()
+}
+
+/// Calls of one turn by status (its own calls; a subagent's calls count in its own turns).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Tally {
+    ok: usize,
+    error: usize,
+    unknown: usize,
+}
+
+impl Tally {
+    fn of(turn: &TurnView) -> Self {
+        let mut t = Tally::default();
+        for step in &turn.steps {
+            if let StepView::ToolCall(c) = step {
+                match c.status {
+                    ToolStatus::Ok => t.ok += 1,
+                    ToolStatus::Error => t.error += 1,
+                    ToolStatus::Unknown => t.unknown += 1,
+                }
+            }
+        }
+        t
+    }
+
+    fn total(&self) -> usize {
+        self.ok + self.error + self.unknown
+    }
+}
+
+/// One rectangle of the overview strip, in the SVG's own units.
+struct Rect {
+    class: &'static str,
+    x: usize,
+    y: usize,
+    w: usize,
+    h: usize,
+}
+
+/// One turn's mark in the overview strip.
+struct Mark {
+    id: String,
+    title: String,
+    x: usize,
+    rects: Vec<Rect>,
+}
+
+/// The overview strip: its size and one mark per turn.
+struct Overview {
+    width: usize,
+    /// Its width on the page in CSS pixels, before the page narrows it.
+    shown_width: usize,
+    marks: Vec<Mark>,
+}
+
+/// Width of one turn's slot in the overview, in SVG units.
+const SLOT: usize = 10;
+/// Height of the call bars.
+const BAR_H: usize = 32;
+/// Height of the response status band under them.
+const RESP_H: usize = 6;
+
+/// Lays out the overview strip: a bar per turn split by call status (errors at the base,
+/// where they are easiest to see), and a band under it for the response status.
+fn overview(turns: &[TurnView]) -> Overview {
+    let tallies: Vec<Tally> = turns.iter().map(Tally::of).collect();
+    let max = tallies.iter().map(Tally::total).max().unwrap_or(0).max(1);
+    let marks = turns
+        .iter()
+        .zip(&tallies)
+        .enumerate()
+        .map(|(i, (turn, t))| {
+            let x = i * SLOT;
+            let mut rects = Vec::new();
+            let total = t.total();
+            if total > 0 {
+                let height = (BAR_H * total).div_ceil(max).max(4);
+                let mut y = BAR_H;
+                for (n, class) in [(t.error, "error"), (t.unknown, "unknown"), (t.ok, "ok")] {
+                    if n == 0 {
+                        continue;
+                    }
+                    let h = (height * n).div_ceil(total).max(2).min(y);
+                    y -= h;
+                    rects.push(Rect {
+                        class,
+                        x: x + 1,
+                        y,
+                        w: SLOT - 2,
+                        h,
+                    });
+                }
+            }
+            rects.push(Rect {
+                class: match turn.response_status {
+                    ResponseStatus::Complete => "complete",
+                    ResponseStatus::Incomplete => "incomplete",
+                },
+                x: x + 1,
+                y: BAR_H + 2,
+                w: SLOT - 2,
+                h: RESP_H,
+            });
+            let mut title = format!("Turn {}: ", turn.number);
+            if total == 0 {
+                title.push_str("no tool calls");
+            } else {
+                title.push_str(&format!(
+                    "{} ok, {} error, {} unknown",
+                    t.ok, t.error, t.unknown
+                ));
+            }
+            title.push_str(&format!("; response {}", turn.response_status.as_str()));
+            Mark {
+                id: turn.id.clone(),
+                title,
+                x,
+                rects,
+            }
+        })
+        .collect();
+    Overview {
+        width: (turns.len() * SLOT).max(SLOT),
+        shown_width: (turns.len() * 24).clamp(120, 2400),
+        marks,
+    }
+}
+
+/// Removes terminal escape sequences (colours, cursor moves, titles) and carriage-return
+/// line endings, so shell output reads as plain text.
+fn clean_terminal(text: &str) -> std::borrow::Cow<'_, str> {
+    static ESCAPES: LazyLock<Option<regex::Regex>> = LazyLock::new(|| {
+        regex::Regex::new(
+            r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\r+(?:\n|$)",
+        )
+        .ok()
+    });
+    if !text.contains('\x1b') && !text.contains('\r') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    match ESCAPES.as_ref() {
+        Some(re) => re.replace_all(
+            text,
+            |c: &regex::Captures<'_>| {
+                if c[0].ends_with('\n') { "\n" } else { "" }
+            },
+        ),
+        None => std::borrow::Cow::Borrowed(text),
+    }
 }
 
 /// The report as JSON that is inert inside a `<script type="application/json">` element.
@@ -106,9 +294,19 @@ struct PageTemplate<'a> {
     unlinked: SafeHtml,
     data: SafeHtml,
     title: String,
+    conversation: bool,
+    overview: Overview,
 }
 
 impl PageTemplate<'_> {
+    fn tally(&self, turn: &TurnView) -> Tally {
+        Tally::of(turn)
+    }
+
+    fn kinds(&self) -> &'static [&'static str] {
+        ToolKind::NAMES
+    }
+
     fn num(&self, n: &u64) -> String {
         let digits = n.to_string();
         let mut out = String::with_capacity(digits.len() + digits.len() / 3);
@@ -166,11 +364,17 @@ struct DiffLine<'a> {
 }
 
 /// Tool output split for display.
-struct Output<'a> {
-    head: &'a str,
-    rest: &'a str,
+struct Output {
+    head: String,
+    rest: String,
     rest_lines: usize,
     rest_bytes: usize,
+}
+
+/// One item of a todo or plan list.
+struct TodoItem {
+    text: String,
+    status: String,
 }
 
 impl TurnsTemplate<'_> {
@@ -263,13 +467,46 @@ impl TurnsTemplate<'_> {
         String::new()
     }
 
+    /// The items of a todo or plan list in the call's arguments: the first array of objects
+    /// found at the top level, each item's first text field and its status word.
+    fn todos(&self, call: &ToolCallView) -> Vec<TodoItem> {
+        let Some(obj) = call.input.as_object() else {
+            return Vec::new();
+        };
+        let Some(items) = obj.values().find_map(|v| {
+            v.as_array()
+                .filter(|a| a.iter().any(serde_json::Value::is_object))
+        }) else {
+            return Vec::new();
+        };
+        items
+            .iter()
+            .filter_map(|item| {
+                let o = item.as_object()?;
+                let text = ["content", "step", "text", "description", "title"]
+                    .iter()
+                    .find_map(|k| o.get(*k).and_then(|v| v.as_str()))?;
+                let status = o.get("status").and_then(|v| v.as_str()).unwrap_or_default();
+                Some(TodoItem {
+                    text: text.to_owned(),
+                    status: status.to_owned(),
+                })
+            })
+            .collect()
+    }
+
     fn input_json(&self, call: &ToolCallView) -> String {
         serde_json::to_string_pretty(&call.input).unwrap_or_default()
     }
 
-    fn output<'c>(&self, text: &'c str) -> Output<'c> {
+    fn output(&self, text: &str, kind: &ToolKind) -> Output {
+        let text = clean_terminal(text);
+        let lines = match kind {
+            ToolKind::Read | ToolKind::Search => COMPACT_HEAD_LINES,
+            _ => OUTPUT_HEAD_LINES,
+        };
         let mut cut = text.len();
-        if let Some((i, _)) = text.match_indices('\n').nth(OUTPUT_HEAD_LINES - 1) {
+        if let Some((i, _)) = text.match_indices('\n').nth(lines - 1) {
             cut = i + 1;
         }
         if cut > OUTPUT_HEAD_BYTES {
@@ -280,8 +517,8 @@ impl TurnsTemplate<'_> {
         }
         let (head, rest) = text.split_at(cut);
         Output {
-            head,
-            rest,
+            head: head.to_owned(),
+            rest: rest.to_owned(),
             rest_lines: rest.lines().count(),
             rest_bytes: rest.len(),
         }
@@ -375,5 +612,15 @@ mod tests {
     fn first_line_is_cut_on_characters() {
         assert_eq!(first_line("héllo wörld\nnext", 5), "héllo…");
         assert_eq!(first_line("  short ", 10), "short");
+    }
+
+    #[test]
+    fn terminal_escapes_are_removed_and_text_kept() {
+        let raw = "\x1b[1;31mFAILED\x1b[0m test_a\r\n\x1b]0;title\x07done\x1b[2K\n";
+        assert_eq!(clean_terminal(raw), "FAILED test_a\ndone\n");
+        assert!(matches!(
+            clean_terminal("plain\ntext"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 }

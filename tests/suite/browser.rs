@@ -81,29 +81,494 @@ pub(crate) fn file_url(path: &Path) -> String {
     format!("file://{}", path.display())
 }
 
-#[test]
-fn a_deep_link_opens_its_folds_and_highlights_the_target() -> anyhow::Result<()> {
+/// Where screenshots and other browser artifacts go: `target/browser-artifacts/`.
+fn artifacts() -> anyhow::Result<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/browser-artifacts");
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+fn sample() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl")
+}
+
+/// A corpus session with failed calls, when `TRACEBOOK_CORPUS` is set.
+fn corpus_session() -> Option<PathBuf> {
+    let dir = PathBuf::from(std::env::var_os("TRACEBOOK_CORPUS")?);
+    let path = dir.join("claude-code/entireio-cli__ckpt-4902a08f9b18-0-full.jsonl");
+    path.is_file().then_some(path)
+}
+
+/// A notebook opened in its own browser at a given viewport size.
+struct Opened {
+    tab: std::sync::Arc<headless_chrome::Tab>,
+    path: PathBuf,
+    _dir: tempfile::TempDir,
+    _chrome: Chromium,
+}
+
+impl Opened {
+    /// Evaluates `expr` in the page; objects and arrays come back through JSON.
+    fn eval(&self, expr: &str) -> anyhow::Result<serde_json::Value> {
+        let json = self
+            .tab
+            .evaluate(&format!("JSON.stringify(({expr}) ?? null)"), false)?
+            .value
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_else(|| "null".to_owned());
+        Ok(serde_json::from_str(&json)?)
+    }
+
+    fn eval_str(&self, expr: &str) -> anyhow::Result<String> {
+        let v = self.eval(expr)?;
+        Ok(v.as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| v.to_string()))
+    }
+
+    fn screenshot(&self, name: &str) -> anyhow::Result<PathBuf> {
+        let png = self.tab.capture_screenshot(
+            headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption::Png,
+            None,
+            None,
+            true,
+        )?;
+        let path = artifacts()?.join(name);
+        std::fs::write(&path, png)?;
+        Ok(path)
+    }
+}
+
+/// Renders `html` to a file and opens it at `width`×`height`, optionally with scripts off.
+fn open(
+    html: &str,
+    fragment: &str,
+    width: u32,
+    height: u32,
+    js: bool,
+) -> anyhow::Result<Option<Opened>> {
     let Some(chrome) = chromium() else {
-        return Ok(());
+        return Ok(None);
     };
     let dir = tempfile::tempdir()?;
-    let page = dir.path().join("sample.html");
-    let report = crate::report(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl"),
-    )?;
-    std::fs::write(&page, tracebook::render::html(&report)?)?;
+    let path = dir.path().join("notebook.html");
+    std::fs::write(&path, html)?;
     let tab = chrome.browser.new_tab()?;
-    tab.navigate_to(&format!("{}#t2-s3", file_url(&page)))?
+    let metrics: headless_chrome::protocol::cdp::Emulation::SetDeviceMetricsOverride =
+        serde_json::from_value(serde_json::json!({
+            "width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600
+        }))?;
+    tab.call_method(metrics)?;
+    if !js {
+        tab.call_method(
+            headless_chrome::protocol::cdp::Emulation::SetScriptExecutionDisabled { value: true },
+        )?;
+    }
+    tab.navigate_to(&format!("{}{fragment}", file_url(&path)))?
         .wait_until_navigated()?;
-    let state = tab
-        .evaluate(
-            "(() => { const el = document.getElementById('t2-s3');
-               return [el.closest('details.process').open, el.classList.contains('targeted'),
-                       el.querySelector('details').open].join(','); })()",
-            false,
-        )?
-        .value
-        .and_then(|v| v.as_str().map(str::to_owned));
-    assert_eq!(state.as_deref(), Some("true,true,true"));
+    Ok(Some(Opened {
+        tab,
+        path,
+        _dir: dir,
+        _chrome: chrome,
+    }))
+}
+
+fn render(path: &Path) -> anyhow::Result<String> {
+    Ok(tracebook::render::html(&crate::report(path)?)?)
+}
+
+/// True when the page does not scroll sideways.
+const NO_SIDEWAYS_SCROLL: &str = "document.documentElement.scrollWidth <= window.innerWidth && document.body.scrollWidth <= window.innerWidth";
+
+#[test]
+fn a_deep_link_opens_its_folds_and_highlights_the_target() -> anyhow::Result<()> {
+    let Some(page) = open(&render(&sample())?, "#t2-s3", 1280, 900, true)? else {
+        return Ok(());
+    };
+    let state = page.eval_str(
+        "(() => { const el = document.getElementById('t2-s3');
+           return [el.closest('details.process').open, el.classList.contains('targeted'),
+                   el.querySelector('details').open].join(','); })()",
+    )?;
+    assert_eq!(state, "true,true,true");
+    // The same link works after the file is renamed: links carry only the anchor.
+    let renamed = page.path.with_file_name("renamed copy.html");
+    std::fs::copy(&page.path, &renamed)?;
+    page.tab
+        .navigate_to(&format!("file://{}#t2-s3", renamed.display()).replace(' ', "%20"))?
+        .wait_until_navigated()?;
+    assert_eq!(
+        page.eval_str("document.getElementById('t2-s3').classList.contains('targeted')")?,
+        "true"
+    );
+    Ok(())
+}
+
+#[test]
+fn assistant_markdown_is_sanitized_in_the_page() -> anyhow::Result<()> {
+    let fixture = crate::fixtures().join("claude-code/tool-after-message/session.jsonl");
+    let text = std::fs::read_to_string(fixture)?;
+    let mut lines = text.lines();
+    let user = lines.next().unwrap_or_default();
+    let mut assistant: serde_json::Value = serde_json::from_str(lines.next().unwrap_or_default())?;
+    assistant["message"]["content"][0]["text"] = serde_json::Value::from(
+        "**bold** <script>window.pwned = 1</script> <img src=x onerror=\"window.pwned = 2\"> \
+         [click](javascript:window.pwned=3) <a href=\"#\" onclick=\"window.pwned=4\">a</a>",
+    );
+    let dir = tempfile::tempdir()?;
+    let session = dir.path().join("session.jsonl");
+    std::fs::write(&session, format!("{user}\n{assistant}\n"))?;
+    let Some(page) = open(&render(&session)?, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    let state = page.eval(
+        "(() => { const md = [...document.querySelectorAll('#notebook .md')];
+           const html = md.map(e => e.innerHTML).join('');
+           return { pwned: window.pwned === undefined ? null : window.pwned,
+                    bold: md.some(e => e.querySelector('strong')),
+                    img: document.querySelectorAll('#notebook img').length,
+                    scriptText: html.includes('&lt;script&gt;'),
+                    js: [...document.querySelectorAll('#notebook a')].some(a => /^javascript:/i.test(a.getAttribute('href') || '')),
+                    handlers: [...document.querySelectorAll('#notebook *')].some(e => [...e.attributes].some(a => a.name.startsWith('on'))) }; })()",
+    )?;
+    assert_eq!(state["pwned"], serde_json::Value::Null, "{state}");
+    assert_eq!(state["bold"], true, "{state}");
+    assert_eq!(state["img"], 0, "{state}");
+    assert_eq!(state["scriptText"], true, "{state}");
+    assert_eq!(state["js"], false, "{state}");
+    assert_eq!(state["handlers"], false, "{state}");
+    Ok(())
+}
+
+#[test]
+fn steps_and_adjacent_tool_runs_keep_source_order() -> anyhow::Result<()> {
+    let fixture = crate::fixtures().join("claude-code/ordered-steps/session.jsonl");
+    let report = crate::report(&fixture)?;
+    let Some(page) = open(&tracebook::render::html(&report)?, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    for turn in &report.turns {
+        let expected: Vec<&str> = turn.steps.iter().map(|s| s.id()).collect();
+        let shown = page.eval(&format!(
+            "[...document.querySelectorAll('#{} > .process > .steps > li')].flatMap(li =>
+               li.classList.contains('tool-group')
+                 ? [...li.querySelectorAll(':scope > details > .steps > li')].map(c => c.id)
+                 : [li.id])",
+            turn.id
+        ))?;
+        let shown: Vec<String> = serde_json::from_value(shown)?;
+        assert_eq!(shown, expected, "turn {}", turn.id);
+        // A group holds only tool calls that were adjacent in the log.
+        let groups: Vec<Vec<String>> = serde_json::from_value(page.eval(&format!(
+            "[...document.querySelectorAll('#{} .tool-group')].map(g =>
+               [...g.querySelectorAll(':scope > details > .steps > li')].map(c => c.id))",
+            turn.id
+        ))?)?;
+        for group in groups {
+            let at: Vec<usize> = group
+                .iter()
+                .filter_map(|id| expected.iter().position(|e| *e == id.as_str()))
+                .collect();
+            assert_eq!(at.len(), group.len());
+            assert!(at.windows(2).all(|w| w[1] == w[0] + 1), "{group:?}");
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn outcome_copy_says_only_what_the_log_retained() -> anyhow::Result<()> {
+    let fixture = crate::fixtures().join("claude-code/outcome-evidence/session.jsonl");
+    let report = crate::report(&fixture)?;
+    let Some(page) = open(&tracebook::render::html(&report)?, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    for turn in &report.turns {
+        let o = &turn.outcome;
+        let shown = page.eval(&format!(
+            "(() => {{ const t = document.getElementById('{}'); const o = t.querySelector(':scope > .outcome');
+               return {{ outcome: o ? o.textContent : null,
+                        verifications: o ? [...o.querySelectorAll('ul.verifications .status')].map(s => s.textContent) : [],
+                        noResponse: !!t.querySelector(':scope > .no-response') }}; }})()",
+            turn.id
+        ))?;
+        let has = !o.edits.is_empty() || !o.verifications.is_empty() || !o.commits.is_empty();
+        assert_eq!(shown["outcome"].is_string(), has, "{}", turn.id);
+        if let Some(text) = shown["outcome"].as_str() {
+            assert!(text.contains("as retained in the log"), "{text}");
+            for e in &o.edits {
+                assert!(text.contains(&e.path), "{text}");
+                if e.patch_unavailable() {
+                    assert!(text.contains("patch unavailable"), "{text}");
+                }
+            }
+        }
+        let statuses: Vec<&str> = o.verifications.iter().map(|v| v.status.as_str()).collect();
+        assert_eq!(
+            shown["verifications"],
+            serde_json::json!(statuses),
+            "{}",
+            turn.id
+        );
+        assert_eq!(shown["noResponse"], turn.response.is_none(), "{}", turn.id);
+    }
+    Ok(())
+}
+
+#[test]
+fn search_counts_matches_and_opens_the_fold_that_holds_one() -> anyhow::Result<()> {
+    let report = crate::report(&sample())?;
+    // A word that only appears in tool output, inside closed folds.
+    let Some(page) = open(&tracebook::render::html(&report)?, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    let term = "coupon";
+    let expected: usize = page
+        .eval(&format!(
+            "document.getElementById('notebook').textContent.toLowerCase().split('{term}').length - 1"
+        ))?
+        .as_u64()
+        .unwrap_or(0) as usize;
+    assert!(expected > 1);
+    let state = page.eval(&format!(
+        "(() => {{ const q = document.getElementById('q'); q.value = '{term}';
+           q.dispatchEvent(new KeyboardEvent('keydown', {{ key: 'Enter', bubbles: true }}));
+           const first = document.getElementById('q-count').textContent;
+           document.getElementById('q-next').click();
+           const second = document.getElementById('q-count').textContent;
+           const cur = document.querySelector('mark.hit.current');
+           let open = true; for (let p = cur; p; p = p.parentElement) if (p.tagName === 'DETAILS' && !p.open) open = false;
+           document.getElementById('q-prev').click();
+           document.getElementById('q-prev').click();
+           return {{ first, second, last: document.getElementById('q-count').textContent, open,
+                    marks: document.querySelectorAll('mark.hit').length }}; }})()"
+    ))?;
+    assert_eq!(state["marks"], expected, "{state}");
+    assert_eq!(state["first"], format!("1 of {expected}"), "{state}");
+    assert_eq!(state["second"], format!("2 of {expected}"), "{state}");
+    assert_eq!(
+        state["last"],
+        format!("{expected} of {expected}"),
+        "{state}"
+    );
+    assert_eq!(state["open"], true, "{state}");
+    Ok(())
+}
+
+#[test]
+fn filters_show_only_matching_steps_and_the_conversation_view() -> anyhow::Result<()> {
+    let report = crate::report(&sample())?;
+    assert!(report.summary.error > 0, "the sample has a failed call");
+    let Some(page) = open(&tracebook::render::html(&report)?, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    let visible_tools = "[...document.querySelectorAll('#notebook .step.tool')].filter(e => e.offsetParent !== null).map(e => e.dataset.status)";
+    page.eval(
+        "(() => { const s = document.getElementById('f-status'); s.value = 'error';
+           s.dispatchEvent(new Event('change')); })()",
+    )?;
+    let shown: Vec<String> = serde_json::from_value(page.eval(visible_tools)?)?;
+    assert_eq!(shown.len(), report.summary.error, "{shown:?}");
+    assert!(shown.iter().all(|s| s == "error"), "{shown:?}");
+    let turns_shown = page.eval(
+        "[...document.querySelectorAll('#notebook > .turn')].filter(e => e.offsetParent !== null).length",
+    )?;
+    let with_errors = report
+        .turns
+        .iter()
+        .filter(|t| {
+            t.steps.iter().any(|s| {
+                matches!(s, tracebook::report::model::StepView::ToolCall(c)
+                    if c.status == tracebook::events::ToolStatus::Error)
+            })
+        })
+        .count();
+    assert_eq!(turns_shown, with_errors);
+    // Step kind: only shell calls.
+    page.eval(
+        "(() => { const s = document.getElementById('f-status'); s.value = '';
+           s.dispatchEvent(new Event('change'));
+           const k = document.getElementById('f-kind'); k.value = 'shell';
+           k.dispatchEvent(new Event('change')); })()",
+    )?;
+    let kinds: Vec<String> = serde_json::from_value(page.eval(
+        "[...document.querySelectorAll('#notebook .step')].filter(e => e.offsetParent !== null).map(e => e.dataset.kind)",
+    )?)?;
+    assert!(
+        !kinds.is_empty() && kinds.iter().all(|k| k == "shell"),
+        "{kinds:?}"
+    );
+    // Conversation only: prompts and responses stay, process and outcome go.
+    let conv = page.eval(
+        "(() => { const k = document.getElementById('f-kind'); k.value = '';
+           k.dispatchEvent(new Event('change'));
+           const v = document.getElementById('f-view'); v.value = 'conversation';
+           v.dispatchEvent(new Event('change'));
+           const vis = sel => [...document.querySelectorAll(sel)].filter(e => e.offsetParent !== null).length;
+           return [vis('#notebook .process'), vis('#notebook .outcome'), vis('#notebook .response') > 0, vis('#notebook .prompt') > 0]; })()",
+    )?;
+    assert_eq!(conv, serde_json::json!([0, 0, true, true]));
+    Ok(())
+}
+
+#[test]
+fn the_conversation_view_chosen_at_render_time_leaves_the_process_out_of_the_file()
+-> anyhow::Result<()> {
+    let report = crate::report(&sample())?;
+    let html = tracebook::render::html_with(&report, tracebook::render::View::Conversation)?;
+    let first_call = report
+        .turns
+        .iter()
+        .flat_map(|t| &t.steps)
+        .find_map(|s| match s {
+            tracebook::report::model::StepView::ToolCall(c) => c.command.clone(),
+            _ => None,
+        })
+        .unwrap_or_default();
+    assert!(!first_call.is_empty());
+    assert!(
+        !html.contains(&first_call),
+        "a command is still in the file"
+    );
+    assert!(!html.contains("class=\"process\""));
+    let Some(page) = open(&html, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    let prompts = page.eval("document.querySelectorAll('#notebook .prompt').length")?;
+    assert_eq!(
+        prompts,
+        report.turns.iter().filter(|t| t.prompt.is_some()).count()
+    );
+    Ok(())
+}
+
+#[test]
+fn the_theme_follows_the_system_and_switches_by_hand() -> anyhow::Result<()> {
+    let Some(page) = open(&render(&sample())?, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    let bg = "getComputedStyle(document.body).backgroundColor";
+    let media = |scheme: &str| -> anyhow::Result<()> {
+        let m: headless_chrome::protocol::cdp::Emulation::SetEmulatedMedia =
+            serde_json::from_value(serde_json::json!({
+                "features": [{ "name": "prefers-color-scheme", "value": scheme }]
+            }))?;
+        page.tab.call_method(m)?;
+        Ok(())
+    };
+    media("light")?;
+    let light = page.eval_str(bg)?;
+    media("dark")?;
+    let dark = page.eval_str(bg)?;
+    assert_ne!(light, dark, "the page follows the system scheme");
+    // Manual switch: auto → light → dark → auto, whatever the system says.
+    page.eval("document.getElementById('theme').click()")?;
+    assert_eq!(
+        page.eval_str("document.documentElement.dataset.theme")?,
+        "light"
+    );
+    assert_eq!(page.eval_str(bg)?, light);
+    page.eval("document.getElementById('theme').click()")?;
+    assert_eq!(
+        page.eval_str("document.documentElement.dataset.theme")?,
+        "dark"
+    );
+    media("light")?;
+    assert_eq!(page.eval_str(bg)?, dark);
+    page.eval("document.getElementById('theme').click()")?;
+    assert_eq!(page.eval_str(bg)?, light);
+    Ok(())
+}
+
+#[test]
+fn j_and_k_move_between_turns() -> anyhow::Result<()> {
+    let report = crate::report(&sample())?;
+    assert!(report.turns.len() >= 2);
+    let Some(page) = open(&tracebook::render::html(&report)?, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    page.tab.press_key("j")?;
+    assert_eq!(page.eval_str("location.hash")?, "#t1");
+    page.tab.press_key("j")?;
+    assert_eq!(page.eval_str("location.hash")?, "#t2");
+    page.tab.press_key("k")?;
+    assert_eq!(page.eval_str("location.hash")?, "#t1");
+    assert!(
+        page.eval_str("document.body.textContent")?
+            .contains("next / previous turn")
+    );
+    Ok(())
+}
+
+/// Desktop and narrow layouts of a real session: no sideways scroll, the turn list beside the
+/// notebook on desktop and above it (folded) on a phone. Screenshots go to target/.
+#[test]
+fn desktop_and_narrow_layouts_do_not_scroll_sideways() -> anyhow::Result<()> {
+    let (path, name) = match corpus_session() {
+        Some(p) => (p, "corpus"),
+        None => (sample(), "sample"),
+    };
+    let html = render(&path)?;
+    for (width, height, label) in [(1280, 1000, "desktop"), (390, 844, "narrow")] {
+        let Some(page) = open(&html, "", width, height, true)? else {
+            return Ok(());
+        };
+        assert_eq!(page.eval(NO_SIDEWAYS_SCROLL)?, true, "{label}");
+        let beside = page.eval(
+            "document.querySelector('.toc').getBoundingClientRect().right <= document.getElementById('notebook').getBoundingClientRect().left",
+        )?;
+        assert_eq!(beside, width > 800, "{label}");
+        let toc_open = page.eval("document.querySelector('.toc > details').open")?;
+        assert_eq!(toc_open, width > 800, "{label}");
+        // Open everything: long commands and outputs still wrap inside the page.
+        page.eval("document.querySelectorAll('details').forEach(d => d.open = true)")?;
+        assert_eq!(page.eval(NO_SIDEWAYS_SCROLL)?, true, "{label}, all open");
+        page.eval(
+            "document.querySelectorAll('details').forEach(d => d.open = false); scrollTo(0, 0)",
+        )?;
+        page.screenshot(&format!("{name}-{label}.png"))?;
+    }
+    Ok(())
+}
+
+#[test]
+fn the_page_reads_with_javascript_off() -> anyhow::Result<()> {
+    let report = crate::report(&sample())?;
+    let Some(page) = open(&tracebook::render::html(&report)?, "", 390, 844, false)? else {
+        return Ok(());
+    };
+    let state = page.eval(
+        "({ js: document.documentElement.classList.contains('js'),
+            toolbar: getComputedStyle(document.querySelector('.toolbar')).display,
+            copy: [...document.querySelectorAll('button.copy')].filter(b => b.offsetParent !== null).length,
+            turns: document.querySelectorAll('#notebook > .turn').length,
+            marks: document.querySelectorAll('svg.strip a[href^=\"#t\"]').length,
+            time: document.querySelector('time').textContent })",
+    )?;
+    assert_eq!(state["js"], false, "{state}");
+    assert_eq!(state["toolbar"], "none", "{state}");
+    assert_eq!(state["copy"], 0, "{state}");
+    assert_eq!(state["turns"], report.turns.len(), "{state}");
+    assert_eq!(state["marks"], report.turns.len(), "{state}");
+    assert!(
+        state["time"].as_str().unwrap_or_default().contains('T'),
+        "{state}"
+    );
+    assert_eq!(page.eval(NO_SIDEWAYS_SCROLL)?, true);
+    // Folds still open by hand, and an anchor still jumps.
+    page.eval("document.querySelector('.process').open = true")?;
+    assert_eq!(page.eval(NO_SIDEWAYS_SCROLL)?, true);
+    Ok(())
+}
+
+/// The README's screenshot: the sample notebook as a reader first sees it.
+#[test]
+fn screenshot_of_the_sample_for_the_readme() -> anyhow::Result<()> {
+    let Some(page) = open(&render(&sample())?, "#t2", 1100, 760, true)? else {
+        return Ok(());
+    };
+    page.eval("document.querySelector('#t2 .process').open = true; scrollTo(0, 0)")?;
+    page.screenshot("sample-notebook.png")?;
     Ok(())
 }

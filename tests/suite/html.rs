@@ -113,3 +113,37 @@ fn transcript_text_is_escaped() -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn the_overview_strip_has_one_linked_mark_per_turn_coloured_by_status() -> anyhow::Result<()> {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
+    let report = crate::report(&path)?;
+    let html = tracebook::render::html(&report)?;
+    let strip = html
+        .split_once("<svg class=\"strip\"")
+        .and_then(|(_, rest)| rest.split_once("</svg>"))
+        .map(|(svg, _)| svg)
+        .unwrap_or_default();
+    assert!(!strip.is_empty(), "no overview strip");
+    for turn in &report.turns {
+        let mark = strip
+            .split_once(&format!("<a href=\"#{}\">", turn.id))
+            .and_then(|(_, rest)| rest.split_once("</a>"))
+            .map(|(m, _)| m)
+            .unwrap_or_default();
+        assert!(!mark.is_empty(), "no mark for {}", turn.id);
+        assert!(mark.contains(&format!("class=\"{}\"", turn.response_status.as_str())));
+        let errors = turn.steps.iter().any(|s| {
+            matches!(s, tracebook::report::model::StepView::ToolCall(c)
+                if c.status == tracebook::events::ToolStatus::Error)
+        });
+        assert_eq!(
+            mark.contains("class=\"error\""),
+            errors,
+            "{}: {mark}",
+            turn.id
+        );
+    }
+    Ok(())
+}
