@@ -253,6 +253,17 @@ impl<'a> Interpreter<'a> {
                     });
                 }
             }
+            Action::EmitAll(emits) => {
+                for emit in emits {
+                    if let Some(body) = self.emit(emit, item, ctx.record) {
+                        out.push(RawEvent {
+                            line: ctx.line,
+                            timestamp: ctx.timestamp.clone(),
+                            body,
+                        });
+                    }
+                }
+            }
             Action::Each { at, rules } => {
                 if let Some(Json::Array(items)) = resolve(at, item, ctx.record) {
                     for element in items {
@@ -375,6 +386,9 @@ pub(crate) fn eval(spec: &ValueSpec, item: &Json, record: &Json) -> Option<Json>
         (None, Some(c)) => c.clone(),
         (None, None) => return None,
     };
+    if spec.epoch_ms {
+        value = Json::String(from_epoch_ms(&value)?);
+    }
     if spec.text {
         value = Json::String(flatten_text(&value)?);
     }
@@ -395,6 +409,17 @@ fn eval_str(spec: &ValueSpec, item: &Json, record: &Json) -> Option<String> {
         Json::String(s) => s,
         other => scalar_string(&other),
     })
+}
+
+/// Milliseconds since the Unix epoch (a number or its digits) as an RFC 3339 time.
+fn from_epoch_ms(v: &Json) -> Option<String> {
+    let ms = match v {
+        Json::Number(n) => n.as_u64().or_else(|| n.as_f64().map(|f| f as u64))?,
+        Json::String(s) => s.trim().parse().ok()?,
+        _ => return None,
+    };
+    let at = std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_millis(ms))?;
+    Some(humantime::format_rfc3339_millis(at).to_string())
 }
 
 /// A scalar's text; other values as compact JSON.
