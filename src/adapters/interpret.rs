@@ -265,11 +265,15 @@ impl<'a> Interpreter<'a> {
                 }
             }
             Action::Each { at, rules } => {
-                if let Some(Json::Array(items)) = resolve(at, item, ctx.record) {
-                    for element in items {
-                        if !self.rules(rules, element, ctx, out) {
-                            self.unmatched(element, ctx.line);
-                        }
+                // An object is one element: records that hold a single item read like lists.
+                let items: &[Json] = match resolve(at, item, ctx.record) {
+                    Some(Json::Array(items)) => items,
+                    Some(obj @ Json::Object(_)) => std::slice::from_ref(obj),
+                    _ => &[],
+                };
+                for element in items {
+                    if !self.rules(rules, element, ctx, out) {
+                        self.unmatched(element, ctx.line);
                     }
                 }
             }
