@@ -6,5 +6,8 @@ pub(crate) const BUILTIN: &[(&str, &str)] = &[
         "claude-code.yaml",
         include_str!("../../adapters/claude-code.yaml"),
     ),
-    ("opencode.yaml", include_str!("../../adapters/opencode.yaml")),
+    (
+        "opencode.yaml",
+        include_str!("../../adapters/opencode.yaml"),
+    ),
 ];

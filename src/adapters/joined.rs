@@ -46,7 +46,13 @@ pub(crate) fn tree_root(dir: &Path, join: &JoinSpec) -> Option<PathBuf> {
     };
     roots
         .into_iter()
-        .map(|r| if r == "." { dir.to_owned() } else { dir.join(r) })
+        .map(|r| {
+            if r == "." {
+                dir.to_owned()
+            } else {
+                dir.join(r)
+            }
+        })
         .find(|root| root.is_dir() && !glob(root, pattern, &Json::Null).is_empty())
 }
 
@@ -67,7 +73,9 @@ pub(crate) fn read(
     warnings: &mut Vec<Warning>,
 ) -> Result<Joined, JoinError> {
     let Some(join) = &input.join else {
-        return Err(JoinError::NoSession("the adapter declares no `join`".into()));
+        return Err(JoinError::NoSession(
+            "the adapter declares no `join`".into(),
+        ));
     };
     let mut source: Box<dyn Source> = match input.format {
         InputFormat::Sqlite => Box::new(Sql::open(path)?),
@@ -89,7 +97,9 @@ fn session_records(
     warnings: &mut Vec<Warning>,
 ) -> Result<Joined, JoinError> {
     let mut out = Joined {
-        id: session.get("id").map(crate::adapters::interpret::scalar_string),
+        id: session
+            .get("id")
+            .map(crate::adapters::interpret::scalar_string),
         ..Joined::default()
     };
     let mut records = source.level(&join.records, &session, warnings)?;
@@ -183,8 +193,7 @@ fn wrap(obj: Json, level: &JoinLevel) -> Json {
     }
 }
 
-/// A parent's top-level field as text, for a file placeholder or a query parameter. Values
-/// that could leave the folder (`/`, `\`, `..`) are refused.
+/// A parent's top-level field as text, for a file placeholder or a query parameter.
 fn field(parent: &Json, name: &str) -> Option<String> {
     let v = parent.get(name)?;
     let s = match v {
@@ -348,7 +357,11 @@ impl Source for Sql {
             let value = field(parent, &name);
             stmt.raw_bind_parameter(i, value).map_err(err)?;
         }
-        let columns: Vec<String> = stmt.column_names().iter().map(|c| (*c).to_owned()).collect();
+        let columns: Vec<String> = stmt
+            .column_names()
+            .iter()
+            .map(|c| (*c).to_owned())
+            .collect();
         let mut rows = stmt.raw_query();
         let mut out = Vec::new();
         while let Some(row) = rows.next().map_err(err)? {

@@ -212,7 +212,10 @@ fn read_session(main: &Path, adapter: &Adapter, layout: &InputSpec) -> Result<Lo
     let mut stack: Vec<joined::Joined> = children;
     stack.reverse();
     while let Some(child) = stack.pop() {
-        let name = child.id.clone().unwrap_or_else(|| "child session".to_owned());
+        let name = child
+            .id
+            .clone()
+            .unwrap_or_else(|| "child session".to_owned());
         let mut interp = Interpreter::new(spec);
         for (i, rec) in group(spec, child.records).iter().enumerate() {
             interp.record(i + 1, rec);
@@ -321,7 +324,10 @@ fn read_records(
     let mut reader = BufReader::with_capacity(1 << 20, file);
     match spec.format {
         InputFormat::Tree | InputFormat::Sqlite => {
-            warnings.push(Warning::whole(source, "a joined input is not a record file"));
+            warnings.push(Warning::whole(
+                source,
+                "a joined input is not a record file",
+            ));
             Ok(0)
         }
         InputFormat::Jsonl => {

@@ -891,29 +891,30 @@ impl Validator<'_> {
         targets: &mut BTreeMap<String, (Target, String)>,
     ) -> Result<Rule, AdapterError> {
         let when = self.conditions(&format!("{field}.when"), raw.when)?;
-        let action = match (raw.skip, raw.emit, raw.each, raw.rules) {
-            (Some(reason), None, None, None) => Action::Skip(reason),
-            (None, Some(RawEmits::One(emit)), None, None) => Action::Emit(Box::new(
-                self.emit(&format!("{field}.emit"), *emit, targets)?,
-            )),
-            (None, Some(RawEmits::Many(emits)), None, None) => Action::EmitAll(
-                emits
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, e)| self.emit(&format!("{field}.emit[{i}]"), e, targets))
-                    .collect::<Result<_, _>>()?,
-            ),
-            (None, None, Some(at), Some(rules)) => Action::Each {
-                at: self.pointer(&format!("{field}.each"), &at)?,
-                rules: self.rules(&format!("{field}.rules"), rules, targets)?,
-            },
-            _ => {
-                return Err(self.invalid(
-                    field,
-                    "a rule needs exactly one action: `skip`, `emit`, or `each` with `rules`",
-                ));
-            }
-        };
+        let action =
+            match (raw.skip, raw.emit, raw.each, raw.rules) {
+                (Some(reason), None, None, None) => Action::Skip(reason),
+                (None, Some(RawEmits::One(emit)), None, None) => Action::Emit(Box::new(
+                    self.emit(&format!("{field}.emit"), *emit, targets)?,
+                )),
+                (None, Some(RawEmits::Many(emits)), None, None) => Action::EmitAll(
+                    emits
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, e)| self.emit(&format!("{field}.emit[{i}]"), e, targets))
+                        .collect::<Result<_, _>>()?,
+                ),
+                (None, None, Some(at), Some(rules)) => Action::Each {
+                    at: self.pointer(&format!("{field}.each"), &at)?,
+                    rules: self.rules(&format!("{field}.rules"), rules, targets)?,
+                },
+                _ => {
+                    return Err(self.invalid(
+                        field,
+                        "a rule needs exactly one action: `skip`, `emit`, or `each` with `rules`",
+                    ));
+                }
+            };
         Ok(Rule { when, action })
     }
 

@@ -190,12 +190,17 @@ fn opencode_tool_parts(input: &Path) -> Vec<Json> {
     if input.is_dir() {
         let mut stack = vec![input.to_owned()];
         while let Some(dir) = stack.pop() {
-            for e in std::fs::read_dir(&dir).expect("corpus folder reads").flatten() {
+            for e in std::fs::read_dir(&dir)
+                .expect("corpus folder reads")
+                .flatten()
+            {
                 let p = e.path();
                 if p.is_dir() {
                     stack.push(p);
                 } else if p.components().any(|c| c.as_os_str() == "part") {
-                    parts.push(serde_json::from_slice(&std::fs::read(&p).expect("reads")).expect("json"));
+                    parts.push(
+                        serde_json::from_slice(&std::fs::read(&p).expect("reads")).expect("json"),
+                    );
                 }
             }
         }
@@ -243,7 +248,12 @@ fn every_opencode_input_renders_with_correct_statuses() -> anyhow::Result<()> {
         check_turns(&report.turns, &name);
         let expected: HashMap<String, ToolStatus> = opencode_tool_parts(&input)
             .iter()
-            .map(|p| (p["callID"].as_str().unwrap_or_default().to_owned(), opencode_part_status(p)))
+            .map(|p| {
+                (
+                    p["callID"].as_str().unwrap_or_default().to_owned(),
+                    opencode_part_status(p),
+                )
+            })
             .collect();
         assert!(!expected.is_empty(), "{name}: no tool parts read");
         assert_eq!(main_calls(&report), expected, "{name}");

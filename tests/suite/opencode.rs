@@ -46,11 +46,11 @@ fn statuses(report: &Report) -> BTreeMap<String, ToolStatus> {
 fn expected(with_unfinished: bool) -> BTreeMap<String, ToolStatus> {
     use ToolStatus::*;
     let mut m: BTreeMap<String, ToolStatus> = [
-        ("call_ok", Ok),            // completed, exit 0
-        ("call_fail", Error),       // completed bash, exit 101
-        ("call_read_err", Error),   // error state
-        ("call_invalid", Error),    // the `invalid` tool "completed"
-        ("call_task", Ok),          // completed subagent call
+        ("call_ok", Ok),          // completed, exit 0
+        ("call_fail", Error),     // completed bash, exit 101
+        ("call_read_err", Error), // error state
+        ("call_invalid", Error),  // the `invalid` tool "completed"
+        ("call_task", Ok),        // completed subagent call
     ]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
@@ -83,13 +83,22 @@ fn export_statuses_follow_the_vocabulary() -> anyhow::Result<()> {
 fn a_completed_bash_call_with_a_non_zero_exit_is_an_error() -> anyhow::Result<()> {
     let r = report(&case("export-outcomes").join("session.json"))?;
     let all = calls(&r.turns);
-    let ok = all.iter().find(|c| c.call_id == "call_ok").expect("ok call");
-    let fail = all.iter().find(|c| c.call_id == "call_fail").expect("failed call");
+    let ok = all
+        .iter()
+        .find(|c| c.call_id == "call_ok")
+        .expect("ok call");
+    let fail = all
+        .iter()
+        .find(|c| c.call_id == "call_fail")
+        .expect("failed call");
     // Identical inputs, one failing and one succeeding: the records tell them apart.
     assert_eq!(ok.input, fail.input);
     assert_eq!(ok.command.as_deref(), Some("cargo test"));
     assert_eq!(ok.command, fail.command);
-    assert_eq!((ok.status, fail.status), (ToolStatus::Ok, ToolStatus::Error));
+    assert_eq!(
+        (ok.status, fail.status),
+        (ToolStatus::Ok, ToolStatus::Error)
+    );
     assert_eq!((ok.exit_code, fail.exit_code), (Some(0), Some(101)));
     assert_ne!(serde_json::to_value(ok)?, serde_json::to_value(fail)?);
     assert_ne!(ok.status_basis, fail.status_basis);
@@ -102,7 +111,10 @@ fn a_turn_holds_every_step_of_its_prompt() -> anyhow::Result<()> {
     assert_eq!(r.turns.len(), 1);
     let t = &r.turns[0];
     assert!(t.prompt.is_some());
-    assert!(t.response.is_some(), "the final `stop` message answers the turn");
+    assert!(
+        t.response.is_some(),
+        "the final `stop` message answers the turn"
+    );
     Ok(())
 }
 
@@ -111,7 +123,10 @@ fn child_of_task(r: &Report) -> BTreeMap<String, ToolStatus> {
         .into_iter()
         .find(|c| c.call_id == "call_task")
         .expect("task call");
-    let sub = task.subagent.as_ref().expect("child session nested under its call");
+    let sub = task
+        .subagent
+        .as_ref()
+        .expect("child session nested under its call");
     assert_eq!(sub.agent_id, "ses_child000001");
     calls(&sub.turns)
         .into_iter()
@@ -122,7 +137,10 @@ fn child_of_task(r: &Report) -> BTreeMap<String, ToolStatus> {
 #[test]
 fn the_storage_tree_joins_into_the_same_session() -> anyhow::Result<()> {
     // The data folder and storage/ itself are both accepted.
-    for input in [case("storage-tree").join("tree"), case("storage-tree").join("tree/storage")] {
+    for input in [
+        case("storage-tree").join("tree"),
+        case("storage-tree").join("tree/storage"),
+    ] {
         let r = report(&input)?;
         assert_eq!(r.session.harness, "opencode");
         assert_eq!(statuses(&r), expected(true), "{}", input.display());
@@ -174,7 +192,10 @@ fn an_unrecognised_folder_or_database_names_the_input_and_the_way_out() -> anyho
         .output()?;
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("other.db") && err.contains("--harness"), "{err}");
+    assert!(
+        err.contains("other.db") && err.contains("--harness"),
+        "{err}"
+    );
 
     let empty = tempfile::tempdir()?;
     std::fs::create_dir_all(empty.path().join("storage/session"))?;
