@@ -11,6 +11,10 @@ pub(crate) const BUILTIN: &[(&str, &str)] = &[
         "gemini-cli.yaml",
         include_str!("../../adapters/gemini-cli.yaml"),
     ),
+    (
+        "opencode.yaml",
+        include_str!("../../adapters/opencode.yaml"),
+    ),
 ];
 
 #[cfg(test)]

@@ -265,19 +265,27 @@ impl<'a> Interpreter<'a> {
                     }
                 }
             }
+            Action::EmitAll(emits) => {
+                for emit in emits {
+                    if let Some(body) = self.emit(emit, item, ctx.record) {
+                        out.push(RawEvent {
+                            line: ctx.line,
+                            timestamp: ctx.timestamp.clone(),
+                            body,
+                        });
+                    }
+                }
+            }
             Action::Each { at, rules } => {
-                // An object is walked as a list of one: records that wrap their item in an
-                // envelope share rules with records that do not.
-                let items = match resolve(at, item, ctx.record) {
-                    Some(Json::Array(items)) => items.as_slice(),
+                // An object is one element: records that hold a single item read like lists.
+                let items: &[Json] = match resolve(at, item, ctx.record) {
+                    Some(Json::Array(items)) => items,
                     Some(obj @ Json::Object(_)) => std::slice::from_ref(obj),
                     _ => &[],
                 };
-                {
-                    for element in items {
-                        if !self.rules(rules, element, ctx, out) {
-                            self.unmatched(element, ctx.line);
-                        }
+                for element in items {
+                    if !self.rules(rules, element, ctx, out) {
+                        self.unmatched(element, ctx.line);
                     }
                 }
             }
@@ -424,6 +432,9 @@ pub(crate) fn eval(spec: &ValueSpec, item: &Json, record: &Json) -> Option<Json>
         let parts: Vec<String> = items.iter().map(scalar_string).collect();
         value = Json::String(parts.join(sep));
     }
+    if spec.epoch_ms {
+        value = Json::String(from_epoch_ms(&value)?);
+    }
     if spec.text {
         value = Json::String(flatten_text(&value)?);
     }
@@ -444,6 +455,17 @@ fn eval_str(spec: &ValueSpec, item: &Json, record: &Json) -> Option<String> {
         Json::String(s) => s,
         other => scalar_string(&other),
     })
+}
+
+/// Milliseconds since the Unix epoch (a number or its digits) as an RFC 3339 time.
+fn from_epoch_ms(v: &Json) -> Option<String> {
+    let ms = match v {
+        Json::Number(n) => n.as_u64().or_else(|| n.as_f64().map(|f| f as u64))?,
+        Json::String(s) => s.trim().parse().ok()?,
+        _ => return None,
+    };
+    let at = std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_millis(ms))?;
+    Some(humantime::format_rfc3339_millis(at).to_string())
 }
 
 /// A scalar's text; other values as compact JSON.

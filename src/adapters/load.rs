@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::interpret::{Interpreter, Raw};
+use super::joined;
 use super::normalize::Normalizer;
-use super::spec::{AdapterSpec, Condition, InputFormat, Pointer, ReplaySpec};
+use super::spec::{AdapterSpec, Condition, InputFormat, InputSpec, Pointer, ReplaySpec};
 use super::{Adapter, AdapterSet};
 use crate::events::{Session, Subagent};
 use crate::warning::Warning;
@@ -99,24 +100,97 @@ pub fn load(input: &Path, set: &AdapterSet, harness: Option<&str>) -> Result<Loa
         })?),
         None => None,
     };
+    if input.is_dir()
+        && let Some((adapter, layout, root)) = find_tree(input, set, forced)
+    {
+        return read_session(&root, adapter, layout);
+    }
     let main = if input.is_dir() {
         newest_session_file(input, set, forced)?
     } else {
         input.to_owned()
     };
-    let adapter = match forced {
-        Some(a) => a,
-        None => detect(&main, set)?,
+    let (adapter, layout) = match forced {
+        Some(a) => (a, forced_layout(&main, a)),
+        None => detect_layout(&main, set)?,
     };
-    read_session(&main, adapter)
+    read_session(&main, adapter, layout)
 }
 
-fn read_session(main: &Path, adapter: &Adapter) -> Result<Loaded, InputError> {
+/// Every input layout of an adapter: the main one, then `input.layouts`.
+fn layouts(spec: &AdapterSpec) -> impl Iterator<Item = &InputSpec> {
+    std::iter::once(&spec.input).chain(spec.input.layouts.iter())
+}
+
+/// The first `tree` layout (of the forced adapter, or of any) whose session files are in `dir`.
+fn find_tree<'a>(
+    dir: &Path,
+    set: &'a AdapterSet,
+    forced: Option<&'a Adapter>,
+) -> Option<(&'a Adapter, &'a InputSpec, PathBuf)> {
+    let adapters: Vec<&Adapter> = match forced {
+        Some(a) => vec![a],
+        None => set.iter().collect(),
+    };
+    adapters.into_iter().find_map(|a| {
+        layouts(&a.spec)
+            .filter(|l| l.format == InputFormat::Tree)
+            .find_map(|l| {
+                let root = joined::tree_root(dir, l.join.as_ref()?)?;
+                // A folder that merely looks like the layout must also hold records the
+                // adapter recognises.
+                let records = joined::read(&root, l, &mut Vec::new()).ok()?.records;
+                let recognised = records
+                    .iter()
+                    .take(DETECT_RECORDS)
+                    .any(|r| a.spec.detect.iter().any(|c| detect_holds(c, r)));
+                recognised.then_some((a, l, root))
+            })
+    })
+}
+
+/// With `--harness`, the layout whose extension (or, for SQLite, header) fits the file.
+fn forced_layout<'a>(path: &Path, adapter: &'a Adapter) -> &'a InputSpec {
+    let ext = extension(path);
+    let sqlite = joined::is_sqlite(path);
+    layouts(&adapter.spec)
+        .find(|l| {
+            (l.format == InputFormat::Sqlite) == sqlite
+                && l.format != InputFormat::Tree
+                && (l.extensions.is_empty() || l.extensions.contains(&ext))
+        })
+        .unwrap_or(&adapter.spec.input)
+}
+
+fn extension(path: &Path) -> String {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn read_session(main: &Path, adapter: &Adapter, layout: &InputSpec) -> Result<Loaded, InputError> {
     let spec = &adapter.spec;
     let source = display_name(main);
     let mut warnings = Vec::new();
     let mut interp = Interpreter::new(spec);
-    let count = read_records(main, spec, &source, &mut warnings, &mut interp)?;
+    let mut children = Vec::new();
+    let count = match layout.format {
+        InputFormat::Tree | InputFormat::Sqlite => {
+            let joined =
+                joined::read(main, layout, &mut warnings).map_err(|e| InputError::Nothing {
+                    path: main.to_owned(),
+                    reason: e.to_string(),
+                })?;
+            children = joined.children;
+            let records = group(spec, joined.records);
+            for (i, rec) in records.iter().enumerate() {
+                interp.record(i + 1, rec);
+            }
+            records.len()
+        }
+        _ => read_records(main, spec, layout, &source, &mut warnings, &mut interp)?,
+    };
     let raw = interp.finish();
     if count == 0 {
         let reason = warnings
@@ -132,11 +206,33 @@ fn read_session(main: &Path, adapter: &Adapter) -> Result<Loaded, InputError> {
     let mut normalizer = Normalizer::new(spec);
     report_raw(&raw, &source, &mut warnings, &mut skipped);
     let mut session = normalizer.session(raw, &source, &mut warnings);
+    let mut stack: Vec<joined::Joined> = children;
+    stack.reverse();
+    while let Some(child) = stack.pop() {
+        let name = child
+            .id
+            .clone()
+            .unwrap_or_else(|| "child session".to_owned());
+        let mut interp = Interpreter::new(spec);
+        for (i, rec) in group(spec, child.records).iter().enumerate() {
+            interp.record(i + 1, rec);
+        }
+        let raw = interp.finish();
+        report_raw(&raw, &name, &mut warnings, &mut skipped);
+        let mut sub = normalizer.session(raw, &name, &mut warnings);
+        let nested = std::mem::take(&mut sub.subagents);
+        session.subagents.push(Subagent {
+            agent_id: name,
+            session: sub,
+        });
+        session.subagents.extend(nested);
+        stack.extend(child.children.into_iter().rev());
+    }
 
     for path in subagent_files(main, spec) {
         let name = relative_name(main, &path);
         let mut interp = Interpreter::new(spec);
-        match read_records(&path, spec, &name, &mut warnings, &mut interp) {
+        match read_records(&path, spec, layout, &name, &mut warnings, &mut interp) {
             Ok(_) => {}
             Err(e) => {
                 warnings.push(Warning::whole(&name, format!("skipped: {e}")));
@@ -228,22 +324,16 @@ fn has_ending(path: &Path, ending: &str) -> bool {
 }
 
 /// How an adapter reads this file: its `format`, unless the ending is a document ending.
-fn format_of(spec: &AdapterSpec, path: &Path) -> InputFormat {
-    if spec
-        .input
+fn format_of(layout: &InputSpec, path: &Path) -> InputFormat {
+    if layout
         .document_extensions
         .iter()
         .any(|e| has_ending(path, e))
     {
         InputFormat::Json
     } else {
-        spec.input.format
+        layout.format
     }
-}
-
-/// Whether an adapter reads files with this name (any ending when it lists none).
-fn reads_ending(spec: &AdapterSpec, path: &Path) -> bool {
-    spec.input.extensions.is_empty() || spec.input.extensions.iter().any(|e| has_ending(path, e))
 }
 
 /// Reads every record of a file in order, feeding each with its 1-based line number.
@@ -251,6 +341,7 @@ fn reads_ending(spec: &AdapterSpec, path: &Path) -> bool {
 fn read_records(
     path: &Path,
     spec: &AdapterSpec,
+    layout: &InputSpec,
     source: &str,
     warnings: &mut Vec<Warning>,
     interp: &mut Interpreter<'_>,
@@ -261,11 +352,21 @@ fn read_records(
     };
     let mut reader = open(path).map_err(io)?;
     let mut replayed = spec.records.replay.as_ref().map(Replay::new);
+    let grouped = spec.records.group_by.is_some();
+    let mut held: Vec<(usize, Json)> = Vec::new();
     let mut each = |interp: &mut Interpreter<'_>, line: usize, rec: &Json| match replayed.as_mut() {
         Some(r) => r.push(line, rec.clone()),
+        None if grouped => held.push((line, rec.clone())),
         None => interp.record(line, rec),
     };
-    let count = match format_of(spec, path) {
+    let count = match format_of(layout, path) {
+        InputFormat::Tree | InputFormat::Sqlite => {
+            warnings.push(Warning::whole(
+                source,
+                "a joined input is not a record file",
+            ));
+            0
+        }
         InputFormat::Jsonl => {
             let mut count = 0;
             let mut line_no = 0;
@@ -303,7 +404,7 @@ fn read_records(
                     return Ok(0);
                 }
             };
-            let at = spec.input.records_at.as_deref().unwrap_or("");
+            let at = layout.records_at.as_deref().unwrap_or("");
             let Some(Json::Array(records)) = doc.pointer_mut(at).map(Json::take) else {
                 warnings.push(Warning::whole(source, format!("no record list at `{at}`")));
                 return Ok(0);
@@ -317,8 +418,19 @@ fn read_records(
         }
     };
     if let Some(r) = replayed {
-        for (line, rec) in r.finish() {
-            interp.record(line, &rec);
+        held = r.finish().collect();
+        if !grouped {
+            for (line, rec) in held.drain(..) {
+                interp.record(line, &rec);
+            }
+        }
+    }
+    if grouped {
+        // Records are regrouped by their parent link before the rules see them.
+        let lines: Vec<usize> = held.iter().map(|(l, _)| *l).collect();
+        let regrouped = group_indexed(spec, held.into_iter().map(|(_, r)| r).collect());
+        for (i, rec) in regrouped {
+            interp.record(lines.get(i).copied().unwrap_or(i + 1), &rec);
         }
     }
     Ok(count)
@@ -452,47 +564,114 @@ fn describe_json_error(e: &serde_json::Error) -> String {
 
 /// Picks the adapter whose detection rules match most of the file's first records.
 pub fn detect<'a>(path: &Path, set: &'a AdapterSet) -> Result<&'a Adapter, InputError> {
+    detect_layout(path, set).map(|(a, _)| a)
+}
+
+/// Picks the adapter and input layout whose detection rules match most of the file's first
+/// records. Each layout is tried when the file's ending fits it; an SQLite file is read
+/// through the layout's join.
+fn detect_layout<'a>(
+    path: &Path,
+    set: &'a AdapterSet,
+) -> Result<(&'a Adapter, &'a InputSpec), InputError> {
+    let sqlite = joined::is_sqlite(path);
     let mut head: Option<Vec<Json>> = None;
     let mut whole: Option<Json> = None;
-    let mut best: Option<(&Adapter, usize)> = None;
+    let mut best: Option<(&Adapter, &InputSpec, usize)> = None;
     for adapter in set.iter() {
         let spec = &adapter.spec;
-        if !reads_ending(spec, path) {
-            continue;
-        }
-        let records: Vec<&Json> = match format_of(spec, path) {
-            InputFormat::Jsonl => {
-                if head.is_none() {
-                    head = Some(first_records(path)?);
-                }
-                head.iter().flatten().collect()
+        for layout in layouts(spec) {
+            if !layout.extensions.is_empty()
+                && !layout.extensions.iter().any(|e| has_ending(path, e))
+            {
+                continue;
             }
-            InputFormat::Json => {
-                if whole.is_none() {
-                    whole = open(path)
-                        .ok()
-                        .and_then(|r| serde_json::from_reader(r).ok());
+            let joined_records;
+            let records: Vec<&Json> = match format_of(layout, path) {
+                InputFormat::Tree => continue,
+                InputFormat::Sqlite => {
+                    if !sqlite {
+                        continue;
+                    }
+                    joined_records = joined::read(path, layout, &mut Vec::new())
+                        .map(|j| j.records)
+                        .unwrap_or_default();
+                    joined_records.iter().take(DETECT_RECORDS).collect()
                 }
-                let at = spec.input.records_at.as_deref().unwrap_or("");
-                match whole.as_ref().and_then(|d| d.pointer(at)) {
-                    Some(Json::Array(a)) => a.iter().take(DETECT_RECORDS).collect(),
-                    _ => Vec::new(),
+                InputFormat::Jsonl => {
+                    if head.is_none() {
+                        head = Some(first_records(path)?);
+                    }
+                    head.iter().flatten().collect()
                 }
+                InputFormat::Json => {
+                    if whole.is_none() {
+                        whole = std::fs::read(path)
+                            .ok()
+                            .and_then(|b| serde_json::from_slice(&b).ok());
+                    }
+                    let at = layout.records_at.as_deref().unwrap_or("");
+                    match whole.as_ref().and_then(|d| d.pointer(at)) {
+                        Some(Json::Array(a)) => a.iter().take(DETECT_RECORDS).collect(),
+                        _ => Vec::new(),
+                    }
+                }
+            };
+            let score = records
+                .iter()
+                .filter(|r| spec.detect.iter().any(|c| detect_holds(c, r)))
+                .count();
+            if score > 0 && best.is_none_or(|(_, _, s)| score > s) {
+                best = Some((adapter, layout, score));
             }
-        };
-        let score = records
-            .iter()
-            .filter(|r| spec.detect.iter().any(|c| detect_holds(c, r)))
-            .count();
-        if score > 0 && best.is_none_or(|(_, s)| score > s) {
-            best = Some((adapter, score));
         }
     }
-    best.map(|(a, _)| a)
+    best.map(|(a, l, _)| (a, l))
         .ok_or_else(|| InputError::Unrecognised {
             path: path.to_owned(),
             known: set.names().join(", "),
         })
+}
+
+/// Regroups records by the adapter's `records.group_by` (unchanged without it).
+fn group(spec: &AdapterSpec, records: Vec<Json>) -> Vec<Json> {
+    group_indexed(spec, records)
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect()
+}
+
+/// Regroups records: a record whose parent key names an earlier record's group moves to the
+/// end of that group; every other record starts a group. Groups keep the order of their first
+/// record, and records keep their order within a group. Returns (original index, record).
+fn group_indexed(spec: &AdapterSpec, records: Vec<Json>) -> Vec<(usize, Json)> {
+    let Some(g) = &spec.records.group_by else {
+        return records.into_iter().enumerate().collect();
+    };
+    let text = |r: &Json, p: &super::spec::Pointer| {
+        r.pointer(&p.path)
+            .filter(|v| !v.is_null())
+            .map(super::interpret::scalar_string)
+    };
+    let mut groups: Vec<Vec<(usize, Json)>> = Vec::new();
+    let mut group_of: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (i, rec) in records.into_iter().enumerate() {
+        let parent = text(&rec, &g.parent).and_then(|p| group_of.get(&p).copied());
+        let at = match parent {
+            Some(k) => k,
+            None => {
+                groups.push(Vec::new());
+                groups.len() - 1
+            }
+        };
+        if let Some(key) = text(&rec, &g.key) {
+            group_of.entry(key).or_insert(at);
+        }
+        if let Some(list) = groups.get_mut(at) {
+            list.push((i, rec));
+        }
+    }
+    groups.into_iter().flatten().collect()
 }
 
 fn detect_holds(cond: &Condition, record: &Json) -> bool {
@@ -612,7 +791,7 @@ fn agent_id_from_name(path: &Path) -> Option<String> {
 }
 
 /// Matches `*` (any run of characters) in a file-name pattern.
-fn wildcard(pattern: &str, name: &str) -> bool {
+pub(crate) fn wildcard(pattern: &str, name: &str) -> bool {
     let parts: Vec<&str> = pattern.split('*').collect();
     if parts.len() == 1 {
         return pattern == name;

@@ -4,10 +4,12 @@
 //! - [`builtin`]: the embedded defaults; a user folder adds or replaces them file by file;
 //! - [`load`]: reading input files and detecting their harness;
 //! - `interpret`: applying an adapter's rules to records;
+//! - `joined`: folder trees and SQLite databases joined into records;
 //! - [`normalize`]: the single seam where vendor words become canonical values.
 
 pub mod builtin;
 pub(crate) mod interpret;
+pub(crate) mod joined;
 pub mod load;
 pub mod normalize;
 pub mod spec;

@@ -74,6 +74,68 @@ pub struct InputSpec {
     /// the main file's folder; `{stem}` is the main file's name without extension.
     #[serde(default)]
     pub subagent_files: Vec<String>,
+    /// For `tree` and `sqlite` inputs: how files or tables join into records.
+    #[serde(default)]
+    pub join: Option<JoinSpec>,
+    /// Further layouts the same harness writes, each read and detected on its own.
+    #[serde(default)]
+    pub layouts: Vec<InputSpec>,
+}
+
+/// How a `tree` (a folder of JSON files) or `sqlite` (a database) input joins into records:
+/// one session, its records, each record's children, and child sessions (subagents).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JoinSpec {
+    /// For `tree`: sub-folders of the input that may hold the tree (`.` is the input itself),
+    /// tried in order.
+    #[serde(default)]
+    pub roots: Vec<String>,
+    /// The session object.
+    pub session: JoinLevel,
+    /// The records of a session.
+    pub records: JoinLevel,
+    /// The children of each record.
+    #[serde(default)]
+    pub children: Option<JoinLevel>,
+    /// Child sessions of a session, read like the session and kept as subagents.
+    #[serde(default)]
+    pub subsessions: Option<JoinLevel>,
+}
+
+/// One level of a join. `{field}` in `files` and `:field` in `query` are the parent object's
+/// top-level field of that name (the session for records and subsessions, the record for
+/// children).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JoinLevel {
+    /// For `tree`: a path pattern relative to the root; `*` matches within one name.
+    #[serde(default)]
+    pub files: Option<String>,
+    /// For `sqlite`: a query; each row becomes an object keyed by column name.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// For `sqlite`: a column holding a JSON object; the other columns are put into it.
+    #[serde(default)]
+    pub merge: Option<String>,
+    /// Wrap each object under this key (`as: info` gives `{info: …}`).
+    #[serde(default, rename = "as")]
+    pub wrap: Option<String>,
+    /// For children: the key of the parent record that receives the list.
+    #[serde(default)]
+    pub into: Option<String>,
+    /// For the session: of several candidates, pick the one with the greatest value here.
+    #[serde(default)]
+    pub latest: Option<String>,
+    /// Leave out objects where this pointer is present (child sessions, as main session).
+    #[serde(default)]
+    pub unless: Option<String>,
+    /// For `tree` subsessions: the field that must equal the parent session's `id`.
+    #[serde(default)]
+    pub link: Option<String>,
+    /// Order objects by this pointer (stable; file order breaks ties).
+    #[serde(default)]
+    pub order_by: Option<String>,
 }
 
 /// Input container formats the language knows.
@@ -84,6 +146,10 @@ pub enum InputFormat {
     Jsonl,
     /// One JSON document with the records at `records_at`.
     Json,
+    /// A folder of JSON files joined into records by `join`.
+    Tree,
+    /// An SQLite database, opened read-only, joined into records by `join` queries.
+    Sqlite,
 }
 
 /// Where session facts live.
@@ -127,6 +193,8 @@ pub struct RecordsSpec {
     pub sidechain: Option<SidechainSpec>,
     /// Append-only logs that rewrite earlier records (replayed before the rules run).
     pub replay: Option<ReplaySpec>,
+    /// Records are regrouped so each one follows the group of the record its parent names.
+    pub group_by: Option<GroupBy>,
 }
 
 /// How an append-only log replaces, rewinds and resets its records. The records are replayed
@@ -139,6 +207,15 @@ pub struct ReplaySpec {
     pub rewind: Option<Pointer>,
     /// A record holding an array here replaces every record read so far with its elements.
     pub reset: Option<Pointer>,
+}
+
+/// Regrouping records by a parent link (a turn's replies point at the prompt that started it).
+#[derive(Debug, Clone)]
+pub struct GroupBy {
+    /// A record's own key.
+    pub key: Pointer,
+    /// The key of the record it belongs after.
+    pub parent: Pointer,
 }
 
 /// Inline subagent records.
@@ -168,6 +245,8 @@ pub enum Action {
     Emit(Box<Emit>),
     /// Apply, in order, every nested rule whose `when` holds (not only the first).
     Steps(Vec<Rule>),
+    /// Emit several canonical events from one item, in order (a call and its result).
+    EmitAll(Vec<Emit>),
     /// Apply nested rules to each element of an array, in order.
     Each {
         /// Pointer to the array.
@@ -350,6 +429,8 @@ pub struct ValueSpec {
     pub first_of: Vec<ValueSpec>,
     /// Join an array of scalars into one text with this separator.
     pub join: Option<String>,
+    /// Read a number as milliseconds since the Unix epoch and give an RFC 3339 time.
+    pub epoch_ms: bool,
 }
 
 /// A named translation table.
@@ -412,6 +493,7 @@ struct RawRecords {
     dedup: Option<RawValue>,
     sidechain: Option<RawSidechain>,
     replay: Option<RawReplay>,
+    group_by: Option<RawGroupBy>,
 }
 
 #[derive(Deserialize)]
@@ -420,6 +502,20 @@ struct RawReplay {
     key: String,
     rewind: Option<String>,
     reset: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGroupBy {
+    key: String,
+    parent: String,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawEmits {
+    One(Box<RawEmit>),
+    Many(Vec<RawEmit>),
 }
 
 #[derive(Deserialize)]
@@ -437,7 +533,7 @@ struct RawRule {
     #[serde(default)]
     when: Vec<RawCondition>,
     skip: Option<String>,
-    emit: Option<RawEmit>,
+    emit: Option<RawEmits>,
     each: Option<String>,
     rules: Option<Vec<RawRule>>,
     steps: Option<Vec<RawRule>>,
@@ -511,6 +607,8 @@ struct RawValueFull {
     pick: Option<String>,
     first_of: Option<Vec<RawValue>>,
     join: Option<String>,
+    #[serde(default)]
+    epoch_ms: bool,
 }
 
 #[derive(Deserialize)]
@@ -541,6 +639,7 @@ impl RawValueFull {
             pick: None,
             first_of: None,
             join: None,
+            epoch_ms: false,
         }
     }
 }
@@ -651,6 +750,14 @@ impl Validator<'_> {
                 "a `json` input needs `records_at`, the pointer to its records",
             ));
         }
+        self.input("input", &raw.input)?;
+        for (i, layout) in raw.input.layouts.iter().enumerate() {
+            let field = format!("input.layouts[{i}]");
+            if !layout.layouts.is_empty() {
+                return Err(self.invalid(&field, "a layout cannot hold further `layouts`"));
+            }
+            self.input(&field, layout)?;
+        }
         let mut targets = BTreeMap::new();
         let detect = self.conditions("detect", raw.detect)?;
         let session = self.session(raw.session, &mut targets)?;
@@ -695,6 +802,13 @@ impl Validator<'_> {
                 }),
                 None => None,
             },
+            group_by: match raw.records.group_by {
+                Some(g) => Some(GroupBy {
+                    key: self.pointer("records.group_by.key", &g.key)?,
+                    parent: self.pointer("records.group_by.parent", &g.parent)?,
+                }),
+                None => None,
+            },
         };
         let event_map = self.rules("event_map", raw.event_map, &mut targets)?;
         let tables = self.tables(raw_tables, &targets)?;
@@ -708,6 +822,76 @@ impl Validator<'_> {
             event_map,
             tables,
         })
+    }
+
+    /// Checks that an input layout has what its format needs.
+    fn input(&self, field: &str, input: &InputSpec) -> Result<(), AdapterError> {
+        if input.format == InputFormat::Json && input.records_at.is_none() {
+            return Err(self.invalid(
+                &format!("{field}.records_at"),
+                "a `json` input needs `records_at`, the pointer to its records",
+            ));
+        }
+        let (needs, key) = match input.format {
+            InputFormat::Tree => ("files", "tree"),
+            InputFormat::Sqlite => ("query", "sqlite"),
+            _ => {
+                if input.join.is_some() {
+                    return Err(self.invalid(
+                        &format!("{field}.join"),
+                        "`join` is only for `tree` and `sqlite` inputs",
+                    ));
+                }
+                return Ok(());
+            }
+        };
+        let Some(join) = &input.join else {
+            return Err(self.invalid(
+                &format!("{field}.join"),
+                format!("a `{key}` input needs `join` (session, records, children)"),
+            ));
+        };
+        let levels = [
+            ("session", Some(&join.session)),
+            ("records", Some(&join.records)),
+            ("children", join.children.as_ref()),
+            ("subsessions", join.subsessions.as_ref()),
+        ];
+        for (name, level) in levels {
+            let Some(level) = level else { continue };
+            let here = format!("{field}.join.{name}");
+            let has = match key {
+                "tree" => level.files.is_some() && level.query.is_none(),
+                _ => level.query.is_some() && level.files.is_none(),
+            };
+            if !has {
+                return Err(self.invalid(
+                    &here,
+                    format!("a `{key}` input reads each level with `{needs}`, and only that"),
+                ));
+            }
+            for p in [&level.latest, &level.unless, &level.order_by]
+                .into_iter()
+                .flatten()
+            {
+                self.pointer(&here, p)?;
+            }
+            if let Some(files) = &level.files
+                && (files.starts_with('/') || files.split('/').any(|s| s == ".."))
+            {
+                return Err(self.invalid(
+                    &format!("{here}.files"),
+                    format!("`{files}` must stay inside the input folder"),
+                ));
+            }
+        }
+        if join.children.as_ref().is_some_and(|c| c.into.is_none()) {
+            return Err(self.invalid(
+                &format!("{field}.join.children.into"),
+                "children need `into`, the key that receives their list",
+            ));
+        }
+        Ok(())
     }
 
     fn tables(
@@ -805,11 +989,18 @@ impl Validator<'_> {
                 return Err(self.invalid(field, "`steps` cannot be combined with another action"));
             }
             (Some(reason), None, None, None) => Action::Skip(reason),
-            (None, Some(emit), None, None) => Action::Emit(Box::new(self.emit(
+            (None, Some(RawEmits::One(emit)), None, None) => Action::Emit(Box::new(self.emit(
                 &format!("{field}.emit"),
-                emit,
+                *emit,
                 targets,
             )?)),
+            (None, Some(RawEmits::Many(emits)), None, None) => Action::EmitAll(
+                emits
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, e)| self.emit(&format!("{field}.emit[{i}]"), e, targets))
+                    .collect::<Result<_, _>>()?,
+            ),
             (None, None, Some(at), Some(rules)) => Action::Each {
                 at: self.pointer(&format!("{field}.each"), &at)?,
                 rules: self.rules(&format!("{field}.rules"), rules, targets)?,
@@ -1065,6 +1256,7 @@ impl Validator<'_> {
             pick,
             first_of,
             join: full.join,
+            epoch_ms: full.epoch_ms,
         })
     }
 

@@ -413,3 +413,104 @@ fn every_gemini_cli_session_renders_with_correct_statuses() -> anyhow::Result<()
     }
     Ok(())
 }
+
+/// An OpenCode tool part's status read straight from the part: `completed` is ok unless a
+/// retained `metadata.exit` is non-zero or the tool is `invalid`; `error` is an error; anything
+/// else (pending, running) is unknown.
+fn opencode_part_status(part: &Json) -> ToolStatus {
+    let state = &part["state"];
+    let exit = state.pointer("/metadata/exit").and_then(Json::as_i64);
+    match state["status"].as_str() {
+        Some("completed") if part["tool"] == "invalid" => ToolStatus::Error,
+        Some("completed") if exit.is_some_and(|e| e != 0) => ToolStatus::Error,
+        Some("completed") => ToolStatus::Ok,
+        Some("error") => ToolStatus::Error,
+        _ => ToolStatus::Unknown,
+    }
+}
+
+/// Tool parts of an OpenCode input, whatever its layout.
+fn opencode_tool_parts(input: &Path) -> Vec<Json> {
+    let mut parts = Vec::new();
+    if input.is_dir() {
+        let mut stack = vec![input.to_owned()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir)
+                .expect("corpus folder reads")
+                .flatten()
+            {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.components().any(|c| c.as_os_str() == "part") {
+                    parts.push(
+                        serde_json::from_slice(&std::fs::read(&p).expect("reads")).expect("json"),
+                    );
+                }
+            }
+        }
+    } else if input.extension().is_some_and(|e| e == "jsonl") {
+        let text = std::fs::read_to_string(input).expect("corpus file reads");
+        for line in text.lines() {
+            if let Ok(rec) = serde_json::from_str::<Json>(line) {
+                parts.extend(rec.get("part").cloned());
+            }
+        }
+    } else {
+        let doc: Json =
+            serde_json::from_slice(&std::fs::read(input).expect("reads")).expect("json");
+        for m in doc["messages"].as_array().into_iter().flatten() {
+            parts.extend(m["parts"].as_array().into_iter().flatten().cloned());
+        }
+    }
+    parts.retain(|p| p["type"] == "tool");
+    parts
+}
+
+#[test]
+fn every_opencode_input_renders_with_correct_statuses() -> anyhow::Result<()> {
+    let Some(dir) = corpus("opencode") else {
+        return Ok(());
+    };
+    let home_path = Regex::new(r"/(?:Users|home)/[A-Za-z]")?;
+    let mut inputs: Vec<PathBuf> = std::fs::read_dir(&dir)?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_dir()
+                || matches!(
+                    p.extension().and_then(|e| e.to_str()),
+                    Some("json" | "jsonl" | "db")
+                )
+        })
+        .collect();
+    inputs.sort();
+    assert!(!inputs.is_empty());
+    for input in inputs {
+        let name = input.display().to_string();
+        let report = crate::report(&input)?;
+        assert_eq!(report.session.harness, "opencode", "{name}");
+        check_turns(&report.turns, &name);
+        let expected: HashMap<String, ToolStatus> = opencode_tool_parts(&input)
+            .iter()
+            .map(|p| {
+                (
+                    p["callID"].as_str().unwrap_or_default().to_owned(),
+                    opencode_part_status(p),
+                )
+            })
+            .collect();
+        assert!(!expected.is_empty(), "{name}: no tool parts read");
+        assert_eq!(main_calls(&report), expected, "{name}");
+        let html = tracebook::render::html(&report)?;
+        let json = serde_json::to_string(&report)?;
+        for (what, text) in [("html", &html), ("json", &json)] {
+            assert!(
+                !home_path.is_match(text),
+                "{name}: a home path reached the {what}"
+            );
+        }
+        assert!(report.warnings.is_empty(), "{name}: {:?}", report.warnings);
+    }
+    Ok(())
+}

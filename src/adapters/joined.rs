@@ -1,0 +1,446 @@
+//! Inputs whose records are joined from several places: a folder tree of JSON files
+//! (`format: tree`) or an SQLite database opened read-only (`format: sqlite`).
+//!
+//! The adapter's `join` block says where the session, its records, each record's children and
+//! its child sessions are; this module knows no harness. The result is the same record stream
+//! a `json` input gives, so one `event_map` reads every layout.
+
+use serde_json::{Map, Value as Json};
+use std::path::{Path, PathBuf};
+
+use super::spec::{InputFormat, InputSpec, JoinLevel, JoinSpec};
+use crate::warning::Warning;
+
+/// How deep child sessions are followed.
+const MAX_DEPTH: usize = 4;
+
+/// A joined session: its records in order, and its child sessions.
+#[derive(Debug, Default)]
+pub(crate) struct Joined {
+    /// The session's id (its `id` field), when it has one.
+    pub(crate) id: Option<String>,
+    /// Records, in the order the adapter declared.
+    pub(crate) records: Vec<Json>,
+    /// Child sessions, each joined the same way.
+    pub(crate) children: Vec<Joined>,
+}
+
+/// Why a joined input could not be read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum JoinError {
+    /// No session was found.
+    #[error("no session found ({0})")]
+    NoSession(String),
+    /// The database could not be opened or queried.
+    #[error("database: {0}")]
+    Sql(String),
+}
+
+/// The tree root inside `dir` where the adapter's session files are, if any.
+pub(crate) fn tree_root(dir: &Path, join: &JoinSpec) -> Option<PathBuf> {
+    let pattern = join.session.files.as_deref()?;
+    let roots: Vec<&str> = if join.roots.is_empty() {
+        vec!["."]
+    } else {
+        join.roots.iter().map(String::as_str).collect()
+    };
+    roots
+        .into_iter()
+        .map(|r| {
+            if r == "." {
+                dir.to_owned()
+            } else {
+                dir.join(r)
+            }
+        })
+        .find(|root| root.is_dir() && !glob(root, pattern, &Json::Null).is_empty())
+}
+
+/// Whether a file starts with the SQLite header.
+pub(crate) fn is_sqlite(path: &Path) -> bool {
+    use std::io::Read as _;
+    let mut head = [0u8; 16];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && &head == b"SQLite format 3\0"
+}
+
+/// Reads one joined session from a tree root or a database file.
+pub(crate) fn read(
+    path: &Path,
+    input: &InputSpec,
+    warnings: &mut Vec<Warning>,
+) -> Result<Joined, JoinError> {
+    let Some(join) = &input.join else {
+        return Err(JoinError::NoSession(
+            "the adapter declares no `join`".into(),
+        ));
+    };
+    let mut source: Box<dyn Source> = match input.format {
+        InputFormat::Sqlite => Box::new(Sql::open(path)?),
+        _ => Box::new(Tree {
+            root: path.to_owned(),
+        }),
+    };
+    let sessions = source.level(&join.session, &Json::Null, warnings)?;
+    let session = pick(sessions, &join.session)
+        .ok_or_else(|| JoinError::NoSession(source.describe(&join.session)))?;
+    session_records(source.as_mut(), join, session, 0, warnings)
+}
+
+fn session_records(
+    source: &mut dyn Source,
+    join: &JoinSpec,
+    session: Json,
+    depth: usize,
+    warnings: &mut Vec<Warning>,
+) -> Result<Joined, JoinError> {
+    let mut out = Joined {
+        id: session
+            .get("id")
+            .map(crate::adapters::interpret::scalar_string),
+        ..Joined::default()
+    };
+    let mut records = source.level(&join.records, &session, warnings)?;
+    order(&mut records, &join.records);
+    for record in records {
+        let mut record = record;
+        if let Some(children) = &join.children {
+            let mut kids = source.level(children, &record, warnings)?;
+            order(&mut kids, children);
+            let kids: Vec<Json> = kids.into_iter().map(|k| wrap(k, children)).collect();
+            record = wrap(record, &join.records);
+            if let (Json::Object(map), Some(into)) = (&mut record, &children.into) {
+                map.insert(into.clone(), Json::Array(kids));
+            }
+        } else {
+            record = wrap(record, &join.records);
+        }
+        out.records.push(record);
+    }
+    if let Some(subs) = &join.subsessions
+        && depth < MAX_DEPTH
+    {
+        let mut children = source.level(subs, &session, warnings)?;
+        if let (Some(link), Some(id)) = (&subs.link, &out.id) {
+            children.retain(|c| c.get(link).and_then(Json::as_str) == Some(id.as_str()));
+        }
+        order(&mut children, subs);
+        for child in children {
+            out.children
+                .push(session_records(source, join, child, depth + 1, warnings)?);
+        }
+    }
+    if join.session.wrap.is_some() {
+        out.records.insert(0, wrap(session, &join.session));
+    }
+    Ok(out)
+}
+
+/// Of several sessions, the one the level picks: not excluded by `unless`, greatest `latest`.
+fn pick(candidates: Vec<Json>, level: &JoinLevel) -> Option<Json> {
+    let mut best: Option<Json> = None;
+    for c in candidates {
+        if level
+            .unless
+            .as_deref()
+            .is_some_and(|p| c.pointer(p).is_some_and(|v| !v.is_null()))
+        {
+            continue;
+        }
+        let newer = match (&best, &level.latest) {
+            (None, _) => true,
+            (Some(b), Some(p)) => cmp_json(c.pointer(p), b.pointer(p)).is_ge(),
+            (Some(_), None) => false,
+        };
+        if newer {
+            best = Some(c);
+        }
+    }
+    best
+}
+
+fn order(items: &mut [Json], level: &JoinLevel) {
+    if let Some(p) = &level.order_by {
+        items.sort_by(|a, b| cmp_json(a.pointer(p), b.pointer(p)));
+    }
+}
+
+/// Numbers by value, strings by text, absent values first.
+fn cmp_json(a: Option<&Json>, b: Option<&Json>) -> std::cmp::Ordering {
+    match (a, b) {
+        (Some(Json::Number(x)), Some(Json::Number(y))) => x
+            .as_f64()
+            .unwrap_or(0.0)
+            .total_cmp(&y.as_f64().unwrap_or(0.0)),
+        (Some(x), Some(y)) => crate::adapters::interpret::scalar_string(x)
+            .cmp(&crate::adapters::interpret::scalar_string(y)),
+        (None, Some(_)) => std::cmp::Ordering::Less,
+        (Some(_), None) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    }
+}
+
+fn wrap(obj: Json, level: &JoinLevel) -> Json {
+    match &level.wrap {
+        Some(key) => {
+            let mut map = Map::new();
+            map.insert(key.clone(), obj);
+            Json::Object(map)
+        }
+        None => obj,
+    }
+}
+
+/// A parent's top-level field as text, for a file placeholder or a query parameter.
+fn field(parent: &Json, name: &str) -> Option<String> {
+    let v = parent.get(name)?;
+    let s = match v {
+        Json::String(s) => s.clone(),
+        Json::Number(n) => n.to_string(),
+        _ => return None,
+    };
+    Some(s)
+}
+
+trait Source {
+    /// The objects of one level, for one parent.
+    fn level(
+        &mut self,
+        level: &JoinLevel,
+        parent: &Json,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Vec<Json>, JoinError>;
+    /// Where a level looked, for messages.
+    fn describe(&self, level: &JoinLevel) -> String;
+}
+
+struct Tree {
+    root: PathBuf,
+}
+
+impl Source for Tree {
+    fn level(
+        &mut self,
+        level: &JoinLevel,
+        parent: &Json,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Vec<Json>, JoinError> {
+        let Some(pattern) = &level.files else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for path in glob(&self.root, pattern, parent) {
+            let name = path
+                .strip_prefix(&self.root)
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| super::load::display_name(&path));
+            match std::fs::read(&path) {
+                Ok(bytes) => match serde_json::from_slice::<Json>(&bytes) {
+                    Ok(v @ Json::Object(_)) => out.push(v),
+                    Ok(_) => warnings.push(Warning::whole(&name, "not a JSON object; skipped")),
+                    Err(e) => warnings.push(Warning::whole(
+                        &name,
+                        format!("not valid JSON (line {}); skipped", e.line()),
+                    )),
+                },
+                Err(e) => warnings.push(Warning::whole(&name, format!("unreadable: {e}"))),
+            }
+        }
+        Ok(out)
+    }
+
+    fn describe(&self, level: &JoinLevel) -> String {
+        format!(
+            "looked for {} in {}",
+            level.files.as_deref().unwrap_or_default(),
+            super::load::display_name(&self.root)
+        )
+    }
+}
+
+/// Files under `root` matching `pattern` (`/`-separated; `*` within one name; `{field}` is the
+/// parent's field), sorted by path. A placeholder whose value could leave the folder matches
+/// nothing.
+fn glob(root: &Path, pattern: &str, parent: &Json) -> Vec<PathBuf> {
+    let mut current = vec![root.to_owned()];
+    let segments: Vec<&str> = pattern.split('/').filter(|s| !s.is_empty()).collect();
+    for (i, seg) in segments.iter().enumerate() {
+        let Some(seg) = substitute(seg, parent) else {
+            return Vec::new();
+        };
+        let last = i + 1 == segments.len();
+        let mut next = Vec::new();
+        for dir in &current {
+            if !seg.contains('*') {
+                let p = dir.join(&seg);
+                if (last && p.is_file()) || (!last && p.is_dir()) {
+                    next.push(p);
+                }
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            let mut found: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| if last { p.is_file() } else { p.is_dir() })
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| super::load::wildcard(&seg, n))
+                })
+                .collect();
+            found.sort();
+            next.extend(found);
+        }
+        current = next;
+    }
+    current
+}
+
+/// Replaces `{field}` placeholders with the parent's values; `None` when one is missing or
+/// unsafe as a file name.
+fn substitute(segment: &str, parent: &Json) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = segment;
+    while let Some(start) = rest.find('{') {
+        let end = rest[start..].find('}')? + start;
+        out.push_str(&rest[..start]);
+        let value = field(parent, &rest[start + 1..end])?;
+        if value.is_empty() || value.contains(['/', '\\']) || value == ".." || value == "." {
+            return None;
+        }
+        out.push_str(&value);
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+struct Sql {
+    conn: rusqlite::Connection,
+}
+
+impl Sql {
+    fn open(path: &Path) -> Result<Self, JoinError> {
+        use rusqlite::OpenFlags;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = rusqlite::Connection::open_with_flags(path, flags)
+            .map_err(|e| JoinError::Sql(e.to_string()))?;
+        // Belt and braces: refuse any write on this connection.
+        conn.pragma_update(None, "query_only", true)
+            .map_err(|e| JoinError::Sql(e.to_string()))?;
+        Ok(Self { conn })
+    }
+}
+
+impl Source for Sql {
+    fn level(
+        &mut self,
+        level: &JoinLevel,
+        parent: &Json,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Vec<Json>, JoinError> {
+        let Some(query) = &level.query else {
+            return Ok(Vec::new());
+        };
+        let err = |e: rusqlite::Error| JoinError::Sql(e.to_string());
+        let mut stmt = self.conn.prepare_cached(query).map_err(err)?;
+        for i in 1..=stmt.parameter_count() {
+            let name = stmt
+                .parameter_name(i)
+                .map(|n| n.trim_start_matches([':', '@', '$']).to_owned())
+                .unwrap_or_default();
+            let value = field(parent, &name);
+            stmt.raw_bind_parameter(i, value).map_err(err)?;
+        }
+        let columns: Vec<String> = stmt
+            .column_names()
+            .iter()
+            .map(|c| (*c).to_owned())
+            .collect();
+        let mut rows = stmt.raw_query();
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(err)? {
+            let mut obj = Map::new();
+            let mut merged: Option<Map<String, Json>> = None;
+            for (i, name) in columns.iter().enumerate() {
+                let value = match row.get_ref(i).map_err(err)? {
+                    rusqlite::types::ValueRef::Null => Json::Null,
+                    rusqlite::types::ValueRef::Integer(n) => Json::from(n),
+                    rusqlite::types::ValueRef::Real(f) => Json::from(f),
+                    rusqlite::types::ValueRef::Text(t) => {
+                        Json::String(String::from_utf8_lossy(t).into_owned())
+                    }
+                    rusqlite::types::ValueRef::Blob(_) => Json::Null,
+                };
+                if level.merge.as_deref() == Some(name.as_str()) {
+                    let text = value.as_str().unwrap_or_default();
+                    match serde_json::from_str::<Json>(text) {
+                        Ok(Json::Object(m)) => merged = Some(m),
+                        _ => warnings.push(Warning::whole(
+                            "database",
+                            format!("a row's `{name}` column is not a JSON object; row skipped"),
+                        )),
+                    }
+                } else {
+                    obj.insert(name.clone(), value);
+                }
+            }
+            match (&level.merge, merged) {
+                (None, _) => out.push(Json::Object(obj)),
+                (Some(_), Some(mut m)) => {
+                    // The JSON column had its id fields removed: put them back from columns.
+                    for (k, v) in obj {
+                        m.entry(k).or_insert(v);
+                    }
+                    out.push(Json::Object(m));
+                }
+                (Some(_), None) => {}
+            }
+        }
+        Ok(out)
+    }
+
+    fn describe(&self, _level: &JoinLevel) -> String {
+        "the session query returned no row".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn placeholders_cannot_leave_the_folder() {
+        assert_eq!(
+            substitute("{id}", &json!({"id": "msg_1"})).as_deref(),
+            Some("msg_1")
+        );
+        assert_eq!(substitute("{id}", &json!({"id": "../x"})), None);
+        assert_eq!(substitute("{id}", &json!({"id": ".."})), None);
+        assert_eq!(substitute("{id}", &json!({})), None);
+    }
+
+    #[test]
+    fn picks_the_latest_top_level_session() {
+        let level: JoinLevel = serde_json::from_value(json!({
+            "files": "s/*.json", "latest": "/time", "unless": "/parentID"
+        }))
+        .expect("level parses");
+        let got = pick(
+            vec![
+                json!({"id": "a", "time": 5}),
+                json!({"id": "b", "time": 9, "parentID": "a"}),
+                json!({"id": "c", "time": 7}),
+                json!({"id": "d", "time": 1}),
+            ],
+            &level,
+        );
+        assert_eq!(got, Some(json!({"id": "c", "time": 7})));
+    }
+}
