@@ -11,7 +11,7 @@ use super::interpret::{Interpreter, Raw};
 use super::normalize::Normalizer;
 use super::spec::{AdapterSpec, Condition, InputFormat};
 use super::{Adapter, AdapterSet};
-use crate::events::{Session, Subagent};
+use crate::events::{FailureScope, Session, Subagent};
 use crate::warning::Warning;
 
 /// How many records detection reads from the start of a file.
@@ -132,7 +132,7 @@ fn read_session(main: &Path, adapter: &Adapter) -> Result<Loaded, InputError> {
     let mut skipped = Vec::new();
     let mut normalizer = Normalizer::new(spec);
     report_raw(&raw, &source, &mut warnings, &mut skipped);
-    let mut session = normalizer.session(raw, &source, &mut warnings);
+    let mut session = normalizer.session(raw, &source, FailureScope::Session, &mut warnings);
 
     for path in subagent_files(main, spec) {
         let name = relative_name(main, &path);
@@ -153,7 +153,7 @@ fn read_session(main: &Path, adapter: &Adapter) -> Result<Loaded, InputError> {
         }
         report_raw(&raw, &name, &mut warnings, &mut skipped);
         let file_agent = agent_id_from_name(&path);
-        let mut sub = normalizer.session(raw, &name, &mut warnings);
+        let mut sub = normalizer.session(raw, &name, FailureScope::Subagent, &mut warnings);
         if !sub.events.is_empty() {
             let mut own = std::mem::take(&mut sub.subagents);
             let agent_id = file_agent.unwrap_or_else(|| name.clone());
