@@ -243,12 +243,9 @@ fn turn(
     }
     // The terminal response is the final retained event, if it is assistant text; compaction
     // markers and failures are not process events. A failed run has no terminal response.
-    let last = events.iter().rposition(|e| {
-        !matches!(
-            e.kind,
-            EventKind::Compaction { .. } | EventKind::Failure(_)
-        )
-    });
+    let last = events
+        .iter()
+        .rposition(|e| !matches!(e.kind, EventKind::Compaction { .. } | EventKind::Failure(_)));
     let terminal = last
         .filter(|&i| matches!(events[i].kind, EventKind::Assistant { .. }))
         .filter(|_| turn_failure.is_none());

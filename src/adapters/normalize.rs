@@ -353,8 +353,7 @@ impl<'a> Normalizer<'a> {
             Translation::Unmapped(w) => {
                 let plain = !w.is_empty()
                     && w.len() <= 64
-                    && w
-                        .chars()
+                    && w.chars()
                         .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
                 self.unmapped.insert(Unmapped {
                     table: name.clone(),

@@ -578,9 +578,9 @@ impl AdapterSpec {
         }
         let mut raw: RawAdapter = serde_yaml_ng::from_value(serde_yaml_ng::Value::Mapping(fixed))
             .map_err(|e| AdapterError::Syntax {
-                file: file.to_owned(),
-                message: e.to_string(),
-            })?;
+            file: file.to_owned(),
+            message: e.to_string(),
+        })?;
         let failures = std::mem::take(&mut raw.failures);
         Validator {
             file,
@@ -729,8 +729,14 @@ impl Validator<'_> {
             }
         };
         match target {
-            Target::Status => word.parse::<ToolStatus>().map(|_| ()).map_err(|e| e.to_string()),
-            Target::Kind => word.parse::<ToolKind>().map(|_| ()).map_err(|e| e.to_string()),
+            Target::Status => word
+                .parse::<ToolStatus>()
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            Target::Kind => word
+                .parse::<ToolKind>()
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
             Target::Scope => word
                 .parse::<FailureScope>()
                 .map(|_| ())
@@ -912,7 +918,12 @@ impl Validator<'_> {
             "failure" => Emit::Failure(Box::new(FailureEmit {
                 scope: self.opt_value(&f("scope"), raw.scope, Target::Scope, targets)?,
                 stage: self.opt_value(&f("stage"), raw.stage, Target::Stage, targets)?,
-                category: self.opt_value(&f("category"), raw.category, Target::Category, targets)?,
+                category: self.opt_value(
+                    &f("category"),
+                    raw.category,
+                    Target::Category,
+                    targets,
+                )?,
                 http_status: self.opt_value(
                     &f("http_status"),
                     raw.http_status,

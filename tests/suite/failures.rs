@@ -65,7 +65,11 @@ impl Run {
     /// Raw text, stderr, paths and secrets are absent from every output.
     fn assert_sanitized(&self) {
         for word in FORBIDDEN {
-            assert!(!self.json.contains(word), "`{word}` in the JSON:\n{}", self.json);
+            assert!(
+                !self.json.contains(word),
+                "`{word}` in the JSON:\n{}",
+                self.json
+            );
             assert!(!self.html.contains(word), "`{word}` in the HTML");
         }
         for line in self.lines() {
@@ -103,13 +107,22 @@ impl Run {
 
     /// Each turn's failure line, in order.
     fn turn_failures(&self) -> Vec<Option<String>> {
-        self.report.turns.iter().map(|t| t.failure.clone()).collect()
+        self.report
+            .turns
+            .iter()
+            .map(|t| t.failure.clone())
+            .collect()
     }
 
     fn assert_turns_incomplete_when_failed(&self) {
         for t in &self.report.turns {
             if t.failure.is_some() {
-                assert_eq!(t.response_status.as_str(), "incomplete", "turn {}", t.number);
+                assert_eq!(
+                    t.response_status.as_str(),
+                    "incomplete",
+                    "turn {}",
+                    t.number
+                );
                 assert!(t.response.is_none());
             }
         }
@@ -126,24 +139,50 @@ fn line(product: &str, stage: &str, category: &str, extra: &str) -> String {
 // Codex
 
 const CODEX_VARIANTS: &[(&str, &str, &str)] = &[
-    ("contextWindowExceeded", "context_window_exceeded", "context_window_exceeded"),
-    ("sessionBudgetExceeded", "session_budget_exceeded", "session_budget_exceeded"),
-    ("usageLimitExceeded", "usage_limit_exceeded", "usage_limit_exceeded"),
+    (
+        "contextWindowExceeded",
+        "context_window_exceeded",
+        "context_window_exceeded",
+    ),
+    (
+        "sessionBudgetExceeded",
+        "session_budget_exceeded",
+        "session_budget_exceeded",
+    ),
+    (
+        "usageLimitExceeded",
+        "usage_limit_exceeded",
+        "usage_limit_exceeded",
+    ),
     ("serverOverloaded", "server_overloaded", "server_overloaded"),
     ("cyberPolicy", "cyber_policy", "cyber_policy"),
-    ("internalServerError", "internal_server_error", "internal_server_error"),
+    (
+        "internalServerError",
+        "internal_server_error",
+        "internal_server_error",
+    ),
     ("unauthorized", "unauthorized", "unauthorized"),
     ("badRequest", "bad_request", "bad_request"),
-    ("threadRollbackFailed", "thread_rollback_failed", "thread_rollback_failed"),
+    (
+        "threadRollbackFailed",
+        "thread_rollback_failed",
+        "thread_rollback_failed",
+    ),
     ("sandboxError", "sandbox_error", "sandbox_error"),
     ("other", "other", "other"),
 ];
 
 const CODEX_HTTP_VARIANTS: &[(&str, &str)] = &[
     ("httpConnectionFailed", "http_connection_failed"),
-    ("responseStreamConnectionFailed", "response_stream_connection_failed"),
+    (
+        "responseStreamConnectionFailed",
+        "response_stream_connection_failed",
+    ),
     ("responseStreamDisconnected", "response_stream_disconnected"),
-    ("responseTooManyFailedAttempts", "response_too_many_failed_attempts"),
+    (
+        "responseTooManyFailedAttempts",
+        "response_too_many_failed_attempts",
+    ),
 ];
 
 fn codex_prompt(i: usize) -> Value {
@@ -217,7 +256,10 @@ fn codex_object_variants_keep_their_http_status_when_present() -> anyhow::Result
             app_turn_failed(json!({*camel: {"httpStatusCode": 502}})),
             with.clone(),
         ));
-        cases.push((app_error(json!({*camel: {"httpStatusCode": null}})), without.clone()));
+        cases.push((
+            app_error(json!({*camel: {"httpStatusCode": null}})),
+            without.clone(),
+        ));
         cases.push((app_error(json!({*camel: {}})), without.clone()));
         cases.push((
             rollout_error(json!({*snake: {"http_status_code": 502}})),
@@ -265,8 +307,14 @@ fn codex_unrecognised_error_info_is_unknown_never_the_raw_word() -> anyhow::Resu
         (app_error(Value::Null), unknown.clone()),
         (rollout_error(json!({})), unknown.clone()),
         // A camelCase spelling inside a snake_case object is still an unknown object variant.
-        (rollout_error(json!({"unsupported_input_modality": {"http_status_code": 400}})), unknown.clone()),
-        (json!({"type": "turn.failed", "error": {"message": RAW}}), unknown),
+        (
+            rollout_error(json!({"unsupported_input_modality": {"http_status_code": 400}})),
+            unknown.clone(),
+        ),
+        (
+            json!({"type": "turn.failed", "error": {"message": RAW}}),
+            unknown,
+        ),
     ];
     let run = codex_cases(cases)?;
     assert!(
@@ -291,10 +339,22 @@ fn codex_every_stage_is_named() -> anyhow::Result<()> {
                "stderr": STDERR, "cwd": "/Users/alice/project"})
     };
     let cases = vec![
-        (request("initialize"), line("Codex", "initialize", "unknown", "")),
-        (request("thread/start"), line("Codex", "thread-start", "unknown", "")),
-        (request("turn/start"), line("Codex", "turn-start", "unknown", "")),
-        (app_error(json!("usageLimitExceeded")), line("Codex", "turn", "usage_limit_exceeded", "")),
+        (
+            request("initialize"),
+            line("Codex", "initialize", "unknown", ""),
+        ),
+        (
+            request("thread/start"),
+            line("Codex", "thread-start", "unknown", ""),
+        ),
+        (
+            request("turn/start"),
+            line("Codex", "turn-start", "unknown", ""),
+        ),
+        (
+            app_error(json!("usageLimitExceeded")),
+            line("Codex", "turn", "usage_limit_exceeded", ""),
+        ),
         // Exit code and signal, apart and together.
         (
             exit("running", json!(1), Value::Null),
@@ -306,14 +366,22 @@ fn codex_every_stage_is_named() -> anyhow::Result<()> {
         ),
         (
             exit("shutdown", json!(137), json!(9)),
-            line("Codex", "teardown", "unknown", "; exit code: 137; signal: 9"),
+            line(
+                "Codex",
+                "teardown",
+                "unknown",
+                "; exit code: 137; signal: 9",
+            ),
         ),
         (
             exit("shutdown", json!(-1), json!("SIGKILL")),
             line("Codex", "teardown", "unknown", "; exit code: -1"),
         ),
         // A stage the table does not know is unknown, never the method name.
-        (request("thread/archive"), line("Codex", "unknown", "unknown", "")),
+        (
+            request("thread/archive"),
+            line("Codex", "unknown", "unknown", ""),
+        ),
     ];
     codex_cases(cases)?;
     Ok(())
@@ -341,7 +409,13 @@ fn codex_success_and_local_cancellation_give_no_failure() -> anyhow::Result<()> 
     let run = run("codex-failures", &records)?;
     assert_eq!(
         run.turn_failures(),
-        [None, None, None, None, Some(line("Codex", "turn", "budget_limited", ""))]
+        [
+            None,
+            None,
+            None,
+            None,
+            Some(line("Codex", "turn", "budget_limited", ""))
+        ]
     );
     let statuses: Vec<&str> = run
         .report
@@ -351,7 +425,13 @@ fn codex_success_and_local_cancellation_give_no_failure() -> anyhow::Result<()> 
         .collect();
     assert_eq!(
         statuses,
-        ["complete", "incomplete", "incomplete", "complete", "incomplete"]
+        [
+            "complete",
+            "incomplete",
+            "incomplete",
+            "complete",
+            "incomplete"
+        ]
     );
     run.assert_sanitized();
     Ok(())
@@ -381,7 +461,8 @@ fn a_failed_turn_is_incomplete_even_after_assistant_text() -> anyhow::Result<()>
 
 #[test]
 fn gemini_error_kinds_and_stream_results() -> anyhow::Result<()> {
-    let prompt = |i: usize| json!({"type": "message", "role": "user", "content": format!("case {i}")});
+    let prompt =
+        |i: usize| json!({"type": "message", "role": "user", "content": format!("case {i}")});
     let result = |error: Value| {
         json!({"type": "result", "status": "error", "error": error,
                "stats": {"total_tokens": 0, "duration_ms": 0}})
@@ -397,30 +478,60 @@ fn gemini_error_kinds_and_stream_results() -> anyhow::Result<()> {
             json!({"id": "m2", "type": "error", "content": RAW}),
             Some(line("Gemini CLI", "turn", "unknown", "")),
         ),
-        (result(err("FatalAuthenticationError")), Some(line("Gemini CLI", "startup", "authentication", ""))),
-        (result(err("FatalInputError")), Some(line("Gemini CLI", "startup", "input", ""))),
-        (result(err("FatalSandboxError")), Some(line("Gemini CLI", "startup", "sandbox", ""))),
-        (result(err("FatalConfigError")), Some(line("Gemini CLI", "startup", "config", ""))),
+        (
+            result(err("FatalAuthenticationError")),
+            Some(line("Gemini CLI", "startup", "authentication", "")),
+        ),
+        (
+            result(err("FatalInputError")),
+            Some(line("Gemini CLI", "startup", "input", "")),
+        ),
+        (
+            result(err("FatalSandboxError")),
+            Some(line("Gemini CLI", "startup", "sandbox", "")),
+        ),
+        (
+            result(err("FatalConfigError")),
+            Some(line("Gemini CLI", "startup", "config", "")),
+        ),
         (
             result(err("FatalUntrustedWorkspaceError")),
             Some(line("Gemini CLI", "startup", "untrusted_workspace", "")),
         ),
-        (result(err("FatalTurnLimitedError")), Some(line("Gemini CLI", "turn", "turn_limit", ""))),
+        (
+            result(err("FatalTurnLimitedError")),
+            Some(line("Gemini CLI", "turn", "turn_limit", "")),
+        ),
         (
             result(err("FatalToolExecutionError")),
             Some(line("Gemini CLI", "turn", "tool_execution", "")),
         ),
-        (result(err("INVALID_STREAM")), Some(line("Gemini CLI", "turn", "invalid_stream", ""))),
+        (
+            result(err("INVALID_STREAM")),
+            Some(line("Gemini CLI", "turn", "invalid_stream", "")),
+        ),
         (
             json!({"type": "result", "status": "error"}),
             Some(line("Gemini CLI", "turn", "invalid_stream", "")),
         ),
-        (result(err("TypeError")), Some(line("Gemini CLI", "unknown", "unknown", ""))),
+        (
+            result(err("TypeError")),
+            Some(line("Gemini CLI", "unknown", "unknown", "")),
+        ),
         // Local cancellation and success: no line.
         (result(err("FatalCancellationError")), None),
-        (json!({"id": "m3", "type": "info", "content": "Request cancelled."}), None),
-        (json!({"type": "result", "status": "success", "stats": {}}), None),
-        (json!({"type": "error", "severity": "warning", "message": RAW}), None),
+        (
+            json!({"id": "m3", "type": "info", "content": "Request cancelled."}),
+            None,
+        ),
+        (
+            json!({"type": "result", "status": "success", "stats": {}}),
+            None,
+        ),
+        (
+            json!({"type": "error", "severity": "warning", "message": RAW}),
+            None,
+        ),
     ];
     let mut records = Vec::new();
     for (i, (record, _)) in cases.iter().enumerate() {
@@ -448,9 +559,7 @@ fn gemini_subagent_failure_says_subagent() -> anyhow::Result<()> {
     assert_eq!(run.report.turns[0].response_status.as_str(), "complete");
     assert_eq!(
         run.report.unlinked_subagents[0].turns[0].failure.as_deref(),
-        Some(
-            "Product subagent failure (product: Gemini CLI; stage: turn; category: api_error)"
-        )
+        Some("Product subagent failure (product: Gemini CLI; stage: turn; category: api_error)")
     );
     run.assert_sanitized();
     Ok(())
@@ -477,23 +586,41 @@ fn opencode_error_names_with_and_without_http_status() -> anyhow::Result<()> {
     let api = json!({"message": RAW, "statusCode": 429, "isRetryable": true,
                      "responseBody": STDERR, "responseHeaders": {"x-api-key": "PLANTEDSECRET"}});
     let cases = vec![
-        (event("APIError", api.clone()), Some(line("OpenCode", "turn", "api_error", "; HTTP status: 429"))),
+        (
+            event("APIError", api.clone()),
+            Some(line("OpenCode", "turn", "api_error", "; HTTP status: 429")),
+        ),
         (
             event("APIError", json!({"message": RAW, "isRetryable": false})),
             Some(line("OpenCode", "turn", "api_error", "")),
         ),
-        (message("APIError", api), Some(line("OpenCode", "turn", "api_error", "; HTTP status: 429"))),
         (
-            event("ProviderAuthError", json!({"providerID": "anthropic", "message": RAW})),
+            message("APIError", api),
+            Some(line("OpenCode", "turn", "api_error", "; HTTP status: 429")),
+        ),
+        (
+            event(
+                "ProviderAuthError",
+                json!({"providerID": "anthropic", "message": RAW}),
+            ),
             Some(line("OpenCode", "turn", "provider_auth", "")),
         ),
         (
-            message("ContextOverflowError", json!({"message": RAW, "responseBody": STDERR})),
+            message(
+                "ContextOverflowError",
+                json!({"message": RAW, "responseBody": STDERR}),
+            ),
             Some(line("OpenCode", "turn", "context_overflow", "")),
         ),
-        (event("MessageOutputLengthError", json!({})), Some(line("OpenCode", "turn", "output_length", ""))),
         (
-            event("StructuredOutputError", json!({"message": RAW, "retries": 3})),
+            event("MessageOutputLengthError", json!({})),
+            Some(line("OpenCode", "turn", "output_length", "")),
+        ),
+        (
+            event(
+                "StructuredOutputError",
+                json!({"message": RAW, "retries": 3}),
+            ),
             Some(line("OpenCode", "turn", "structured_output", "")),
         ),
         (
@@ -504,9 +631,15 @@ fn opencode_error_names_with_and_without_http_status() -> anyhow::Result<()> {
             event("UnknownError", json!({"message": RAW})),
             Some(line("OpenCode", "turn", "unknown", "")),
         ),
-        (event("SomeNewError", json!({"message": RAW})), Some(line("OpenCode", "turn", "unknown", ""))),
+        (
+            event("SomeNewError", json!({"message": RAW})),
+            Some(line("OpenCode", "turn", "unknown", "")),
+        ),
         (event("MessageAbortedError", json!({"message": RAW})), None),
-        (message("MessageAbortedError", json!({"message": RAW})), None),
+        (
+            message("MessageAbortedError", json!({"message": RAW})),
+            None,
+        ),
     ];
     let mut records = Vec::new();
     for (i, (record, _)) in cases.iter().enumerate() {
@@ -539,7 +672,10 @@ fn cc(n: usize, mut record: Value) -> Value {
 }
 
 fn cc_prompt(n: usize) -> Value {
-    cc(n, json!({"type": "user", "message": {"role": "user", "content": format!("case {n}")}}))
+    cc(
+        n,
+        json!({"type": "user", "message": {"role": "user", "content": format!("case {n}")}}),
+    )
 }
 
 fn cc_result(subtype: &str, extra: Value) -> Value {
@@ -565,14 +701,22 @@ fn claude_result_subtypes_terminal_reasons_and_api_errors() -> anyhow::Result<()
             cc_result("error_during_execution", json!({})),
             Some(line("Claude Code", "turn", "execution_error", "")),
         ),
-        (cc_result("error_max_turns", json!({})), Some(line("Claude Code", "turn", "max_turns", ""))),
+        (
+            cc_result("error_max_turns", json!({})),
+            Some(line("Claude Code", "turn", "max_turns", "")),
+        ),
         (
             cc_result("error_max_budget_usd", json!({})),
             Some(line("Claude Code", "turn", "max_budget_usd", "")),
         ),
         (
             cc_result("error_max_structured_output_retries", json!({})),
-            Some(line("Claude Code", "turn", "max_structured_output_retries", "")),
+            Some(line(
+                "Claude Code",
+                "turn",
+                "max_structured_output_retries",
+                "",
+            )),
         ),
         (
             cc_result("error_brand_new", json!({})),
@@ -580,11 +724,17 @@ fn claude_result_subtypes_terminal_reasons_and_api_errors() -> anyhow::Result<()
         ),
         // terminal_reason is more specific than the subtype.
         (
-            cc_result("error_during_execution", json!({"terminal_reason": "prompt_too_long"})),
+            cc_result(
+                "error_during_execution",
+                json!({"terminal_reason": "prompt_too_long"}),
+            ),
             Some(line("Claude Code", "turn", "prompt_too_long", "")),
         ),
         (
-            cc_result("error_during_execution", json!({"terminal_reason": "turn_setup_failed"})),
+            cc_result(
+                "error_during_execution",
+                json!({"terminal_reason": "turn_setup_failed"}),
+            ),
             Some(line("Claude Code", "turn-setup", "turn_setup_failed", "")),
         ),
         (
@@ -593,40 +743,80 @@ fn claude_result_subtypes_terminal_reasons_and_api_errors() -> anyhow::Result<()
         ),
         // A success-subtype result that is an API error keeps its HTTP status.
         (
-            cc_result("success", json!({"is_error": true, "api_error_status": 529,
-                                        "terminal_reason": "api_error"})),
-            Some(line("Claude Code", "turn", "api_error", "; HTTP status: 529")),
+            cc_result(
+                "success",
+                json!({"is_error": true, "api_error_status": 529,
+                                        "terminal_reason": "api_error"}),
+            ),
+            Some(line(
+                "Claude Code",
+                "turn",
+                "api_error",
+                "; HTTP status: 529",
+            )),
         ),
         (
-            cc_result("success", json!({"is_error": true, "api_error_status": 429})),
-            Some(line("Claude Code", "turn", "api_error", "; HTTP status: 429")),
+            cc_result(
+                "success",
+                json!({"is_error": true, "api_error_status": 429}),
+            ),
+            Some(line(
+                "Claude Code",
+                "turn",
+                "api_error",
+                "; HTTP status: 429",
+            )),
         ),
         (
-            cc_result("error_during_execution",
-                      json!({"startup_failure_reason": "cwd_unavailable", "num_turns": 0})),
+            cc_result(
+                "error_during_execution",
+                json!({"startup_failure_reason": "cwd_unavailable", "num_turns": 0}),
+            ),
             Some(line("Claude Code", "startup", "cwd_unavailable", "")),
         ),
         // API error messages in transcripts.
         (
             api_error(json!("rate_limit"), format!("API Error: 429 {RAW}")),
-            Some(line("Claude Code", "model-request", "rate_limit", "; HTTP status: 429")),
+            Some(line(
+                "Claude Code",
+                "model-request",
+                "rate_limit",
+                "; HTTP status: 429",
+            )),
         ),
         (
-            api_error(json!("overloaded"), format!("API Error: 529 Overloaded. {RAW}")),
-            Some(line("Claude Code", "model-request", "overloaded", "; HTTP status: 529")),
+            api_error(
+                json!("overloaded"),
+                format!("API Error: 529 Overloaded. {RAW}"),
+            ),
+            Some(line(
+                "Claude Code",
+                "model-request",
+                "overloaded",
+                "; HTTP status: 529",
+            )),
         ),
         (
             api_error(Value::Null, format!("You've hit your limit {RAW}")),
             Some(line("Claude Code", "model-request", "unknown", "")),
         ),
         // Success and local cancellation: no line.
-        (cc_result("success", json!({"terminal_reason": "completed"})), None),
         (
-            cc_result("error_during_execution", json!({"terminal_reason": "aborted_streaming"})),
+            cc_result("success", json!({"terminal_reason": "completed"})),
             None,
         ),
         (
-            cc_result("error_during_execution", json!({"terminal_reason": "aborted_tools"})),
+            cc_result(
+                "error_during_execution",
+                json!({"terminal_reason": "aborted_streaming"}),
+            ),
+            None,
+        ),
+        (
+            cc_result(
+                "error_during_execution",
+                json!({"terminal_reason": "aborted_tools"}),
+            ),
             None,
         ),
     ];
@@ -653,10 +843,16 @@ fn claude_result_subtypes_terminal_reasons_and_api_errors() -> anyhow::Result<()
 fn claude_user_interrupt_is_a_local_cancellation() -> anyhow::Result<()> {
     let records = vec![
         cc_prompt(1),
-        cc(2, json!({"type": "assistant", "message": {"id": "msg_1", "role": "assistant",
-            "model": "claude-opus-4-7", "content": [{"type": "text", "text": "Starting."}]}})),
-        cc(3, json!({"type": "user", "message": {"role": "user",
-            "content": [{"type": "text", "text": "[Request interrupted by user]"}]}})),
+        cc(
+            2,
+            json!({"type": "assistant", "message": {"id": "msg_1", "role": "assistant",
+            "model": "claude-opus-4-7", "content": [{"type": "text", "text": "Starting."}]}}),
+        ),
+        cc(
+            3,
+            json!({"type": "user", "message": {"role": "user",
+            "content": [{"type": "text", "text": "[Request interrupted by user]"}]}}),
+        ),
     ];
     let run = claude(&records)?;
     assert_eq!(run.turn_failures(), [None]);
@@ -668,21 +864,36 @@ fn claude_user_interrupt_is_a_local_cancellation() -> anyhow::Result<()> {
 fn claude_subagent_failure_sits_on_the_call_that_started_it() -> anyhow::Result<()> {
     let records = vec![
         cc_prompt(1),
-        cc(2, json!({"type": "assistant", "message": {"id": "msg_1", "role": "assistant",
+        cc(
+            2,
+            json!({"type": "assistant", "message": {"id": "msg_1", "role": "assistant",
             "model": "claude-opus-4-7",
             "content": [{"type": "tool_use", "id": "toolu_task", "name": "Task",
-                         "input": {"prompt": "look around", "subagent_type": "Explore"}}]}})),
-        cc(3, json!({"type": "user", "isSidechain": true, "agentId": "a1",
-            "message": {"role": "user", "content": "look around"}})),
-        cc(4, json!({"type": "assistant", "isSidechain": true, "agentId": "a1",
+                         "input": {"prompt": "look around", "subagent_type": "Explore"}}]}}),
+        ),
+        cc(
+            3,
+            json!({"type": "user", "isSidechain": true, "agentId": "a1",
+            "message": {"role": "user", "content": "look around"}}),
+        ),
+        cc(
+            4,
+            json!({"type": "assistant", "isSidechain": true, "agentId": "a1",
             "isApiErrorMessage": true, "error": "server_error",
             "message": {"id": "msg_e", "role": "assistant", "model": "<synthetic>",
-                        "content": [{"type": "text", "text": format!("API Error: 500 {RAW}")}]}})),
-        cc(5, json!({"type": "user", "message": {"role": "user", "content": [
+                        "content": [{"type": "text", "text": format!("API Error: 500 {RAW}")}]}}),
+        ),
+        cc(
+            5,
+            json!({"type": "user", "message": {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "toolu_task", "content": "partial"}]},
-            "toolUseResult": {"agentId": "a1", "status": "completed"}})),
-        cc(6, json!({"type": "assistant", "message": {"id": "msg_2", "role": "assistant",
-            "model": "claude-opus-4-7", "content": [{"type": "text", "text": "Summary."}]}})),
+            "toolUseResult": {"agentId": "a1", "status": "completed"}}),
+        ),
+        cc(
+            6,
+            json!({"type": "assistant", "message": {"id": "msg_2", "role": "assistant",
+            "model": "claude-opus-4-7", "content": [{"type": "text", "text": "Summary."}]}}),
+        ),
     ];
     let run = claude(&records)?;
     let want = "Product subagent failure (product: Claude Code; stage: model-request; \
@@ -743,10 +954,16 @@ code_map: {{ values: {{ slow: "{category}" }}, default: unknown }}
     let run = run_with(tmp.path(), "wide", &records)?;
     let long = run.report.turns[0].failure.clone().expect("a failure line");
     assert!(long.len() <= 4096 && long.len() > 4090, "{}", long.len());
-    assert!(long.starts_with(&format!("Product session failure (product: {}", &label[..40])));
+    assert!(long.starts_with(&format!(
+        "Product session failure (product: {}",
+        &label[..40]
+    )));
     let short = run.report.turns[1].failure.clone().expect("a failure line");
     assert!(short.len() <= 4096);
-    assert!(short.ends_with("; stage: Ausführung; category: unknown)"), "{short}");
+    assert!(
+        short.ends_with("; stage: Ausführung; category: unknown)"),
+        "{short}"
+    );
     run.assert_sanitized();
     Ok(())
 }
