@@ -114,6 +114,7 @@ macro_rules! canonical_names {
 }
 
 canonical_names!(ToolStatus, "ok" => ToolStatus::Ok, "error" => ToolStatus::Error, "unknown" => ToolStatus::Unknown);
+canonical_names!(FailureScope, "session" => FailureScope::Session, "subagent" => FailureScope::Subagent);
 canonical_names!(
     ToolKind,
     "shell" => ToolKind::Shell,
@@ -125,6 +126,84 @@ canonical_names!(
     "web" => ToolKind::Web,
     "other" => ToolKind::Other,
 );
+
+/// Whose run a failure ended: the session's own or a subagent's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FailureScope {
+    /// The session's own run.
+    Session,
+    /// A subagent's run.
+    Subagent,
+}
+
+/// The category or stage of a failure the adapter's table did not recognise.
+pub const UNKNOWN: &str = "unknown";
+
+/// The most bytes a failure line may hold (issue 4).
+pub const FAILURE_LINE_MAX: usize = 4096;
+
+/// A run's failure, as bounded facts: only adapter-declared names and integers, never the
+/// vendor's error text (issue 4).
+///
+/// `stage` and `category` are names from the adapter's `failures` allowlists or `unknown`;
+/// they were checked when the adapter was loaded, so nothing here came from the log as text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    /// Whose run failed.
+    pub scope: FailureScope,
+    /// The harness's name as the adapter declares it.
+    pub product: String,
+    /// Where the run failed (an allowlisted stage, or `unknown`).
+    pub stage: String,
+    /// Why (an allowlisted category, or `unknown`).
+    pub category: String,
+    /// HTTP status, when the log retains one.
+    pub http_status: Option<u16>,
+    /// Process exit code, when the log retains one.
+    pub exit_code: Option<i64>,
+    /// Signal number that ended the process, when the log retains one.
+    pub signal: Option<i64>,
+    /// The subagent call this failure belongs to, when the log links one.
+    pub call_id: Option<String>,
+}
+
+impl Failure {
+    /// The one fixed diagnostic line, bounded to [`FAILURE_LINE_MAX`] bytes:
+    ///
+    /// `Product session failure (product: P; stage: S; category: C; HTTP status: N; exit code:
+    /// N; signal: N)`, `subagent` instead of `session` for a subagent; fields the log did not
+    /// retain are left out.
+    pub fn line(&self) -> String {
+        let mut line = format!(
+            "Product {} failure (product: {}; stage: {}; category: {}",
+            self.scope, self.product, self.stage, self.category
+        );
+        if let Some(s) = self.http_status {
+            line.push_str(&format!("; HTTP status: {s}"));
+        }
+        if let Some(c) = self.exit_code {
+            line.push_str(&format!("; exit code: {c}"));
+        }
+        if let Some(s) = self.signal {
+            line.push_str(&format!("; signal: {s}"));
+        }
+        line.push(')');
+        truncate_on_char_boundary(line, FAILURE_LINE_MAX)
+    }
+}
+
+/// Cuts `text` to at most `max` bytes without splitting a character.
+pub fn truncate_on_char_boundary(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
+}
 
 /// One session as read from the log, in observed source order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -219,6 +298,8 @@ pub enum EventKind {
         /// The summary text.
         summary: Option<String>,
     },
+    /// The run failed (a local cancellation is an `Interrupt`, never a failure).
+    Failure(Failure),
 }
 
 /// A tool call with everything the log retained about it.
@@ -273,6 +354,55 @@ mod tests {
             assert_eq!(name.parse::<ToolStatus>()?.as_str(), *name);
         }
         Ok(())
+    }
+
+    fn failure() -> Failure {
+        Failure {
+            scope: FailureScope::Session,
+            product: "Codex".into(),
+            stage: "turn".into(),
+            category: "usage_limit_exceeded".into(),
+            http_status: None,
+            exit_code: None,
+            signal: None,
+            call_id: None,
+        }
+    }
+
+    #[test]
+    fn failure_line_leaves_out_what_was_not_observed() {
+        assert_eq!(
+            failure().line(),
+            "Product session failure (product: Codex; stage: turn; category: usage_limit_exceeded)"
+        );
+    }
+
+    #[test]
+    fn failure_line_keeps_every_observed_fact_in_order() {
+        let f = Failure {
+            scope: FailureScope::Subagent,
+            http_status: Some(502),
+            exit_code: Some(1),
+            signal: Some(9),
+            ..failure()
+        };
+        assert_eq!(
+            f.line(),
+            "Product subagent failure (product: Codex; stage: turn; category: \
+             usage_limit_exceeded; HTTP status: 502; exit code: 1; signal: 9)"
+        );
+    }
+
+    #[test]
+    fn failure_line_is_cut_on_a_char_boundary() {
+        let f = Failure {
+            category: "é".repeat(3000),
+            ..failure()
+        };
+        let line = f.line();
+        assert!(line.len() <= FAILURE_LINE_MAX);
+        assert!(line.len() >= FAILURE_LINE_MAX - 1);
+        assert!(line.ends_with('é'));
     }
 
     #[test]

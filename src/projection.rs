@@ -6,6 +6,8 @@
 //! - inside a turn, events keep their source order;
 //! - an assistant message is the terminal response only when it is the turn's final retained
 //!   event; otherwise the turn is `incomplete` and the message stays an intermediate response;
+//! - a turn whose run failed carries the failure's fixed line and is `incomplete`; a subagent's
+//!   failure is also carried by the call that started it;
 //! - the outcome lists only what the log retained; nothing is read from any worktree.
 
 use regex::Regex;
@@ -50,6 +52,8 @@ pub struct Turn {
     pub response_status: ResponseStatus,
     /// What the log retained of the turn's effects.
     pub outcome: Outcome,
+    /// The fixed failure line, when the turn's run failed.
+    pub failure: Option<String>,
 }
 
 /// A value with the time the log gives it.
@@ -85,6 +89,8 @@ pub struct ToolStep {
     pub timestamp: Option<String>,
     /// The subagent's own turns, when this call started one.
     pub subagent: Option<SubagentTurns>,
+    /// The fixed failure line of the subagent this call started, when its run failed.
+    pub failure: Option<String>,
 }
 
 /// A subagent's turns.
@@ -216,18 +222,39 @@ fn turn(
     session: &Session,
     used: &mut [bool],
 ) -> Turn {
+    // A failure that names a call of this turn belongs to that call (its subagent failed);
+    // any other failure is the turn's own, and the last one recorded stands.
+    let calls: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolCall(c) => Some(c.call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut turn_failure = None;
+    let mut call_failures: Vec<(&str, String)> = Vec::new();
+    for event in events {
+        if let EventKind::Failure(f) = &event.kind {
+            match f.call_id.as_deref().filter(|id| calls.contains(id)) {
+                Some(id) => call_failures.push((id, f.line())),
+                None => turn_failure = Some(f.line()),
+            }
+        }
+    }
     // The terminal response is the final retained event, if it is assistant text; compaction
-    // markers are bookkeeping and do not count as retained process events.
+    // markers and failures are not process events. A failed run has no terminal response.
     let last = events
         .iter()
-        .rposition(|e| !matches!(e.kind, EventKind::Compaction { .. }));
-    let terminal = last.filter(|&i| matches!(events[i].kind, EventKind::Assistant { .. }));
+        .rposition(|e| !matches!(e.kind, EventKind::Compaction { .. } | EventKind::Failure(_)));
+    let terminal = last
+        .filter(|&i| matches!(events[i].kind, EventKind::Assistant { .. }))
+        .filter(|_| turn_failure.is_none());
     let mut steps = Vec::with_capacity(events.len());
     let mut response = None;
     for (i, event) in events.iter().enumerate() {
         let ts = event.timestamp.clone();
         let step = match &event.kind {
-            EventKind::Prompt { .. } => continue,
+            EventKind::Prompt { .. } | EventKind::Failure(_) => continue,
             EventKind::Assistant { text } if Some(i) == terminal => {
                 response = Some(Stamped {
                     value: text.clone(),
@@ -257,10 +284,22 @@ fn turn(
                         turns: turns_of(&session.subagents[k].session),
                     })
                 });
+                // The call's own failure record wins; else the subagent's last failed turn.
+                let failure = call_failures
+                    .iter()
+                    .rev()
+                    .find(|(id, _)| *id == call.call_id)
+                    .map(|(_, line)| line.clone())
+                    .or_else(|| {
+                        subagent
+                            .as_ref()
+                            .and_then(|s| s.turns.iter().rev().find_map(|t| t.failure.clone()))
+                    });
                 Step::Tool(Box::new(ToolStep {
                     call: (**call).clone(),
                     timestamp: ts,
                     subagent,
+                    failure,
                 }))
             }
         };
@@ -278,6 +317,7 @@ fn turn(
         response,
         steps,
         outcome,
+        failure: turn_failure,
     }
 }
 

@@ -35,6 +35,20 @@ pub(crate) enum RawBody {
     Compaction(Option<String>),
     ToolCall(RawCall),
     ToolResult(RawResult),
+    Failure(RawFailure),
+}
+
+/// A failure as the adapter emitted it: words still to translate and values still to check.
+/// It holds no text of the record beyond what its fields point at.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RawFailure {
+    pub(crate) scope: Option<Word>,
+    pub(crate) stage: Option<Word>,
+    pub(crate) category: Option<Word>,
+    pub(crate) http_status: Option<Json>,
+    pub(crate) exit_code: Option<Json>,
+    pub(crate) signal: Option<Json>,
+    pub(crate) call_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -353,6 +367,18 @@ impl<'a> Interpreter<'a> {
                 patch: r.patch.as_ref().and_then(|p| patch(p, item, record)),
                 agent_id: r.agent_id.as_ref().and_then(s),
             }),
+            Emit::Failure(f) => {
+                let value = |v: &Option<ValueSpec>| v.as_ref().and_then(|v| eval(v, item, record));
+                RawBody::Failure(RawFailure {
+                    scope: word(&f.scope),
+                    stage: word(&f.stage),
+                    category: word(&f.category),
+                    http_status: value(&f.http_status),
+                    exit_code: value(&f.exit_code),
+                    signal: value(&f.signal),
+                    call_id: f.call_id.as_ref().and_then(s),
+                })
+            }
         })
     }
 
@@ -435,6 +461,9 @@ pub(crate) fn eval(spec: &ValueSpec, item: &Json, record: &Json) -> Option<Json>
     if spec.epoch_ms {
         value = Json::String(from_epoch_ms(&value)?);
     }
+    if spec.variant {
+        value = Json::String(variant_name(&value)?);
+    }
     if spec.text {
         value = Json::String(flatten_text(&value)?);
     }
@@ -474,6 +503,17 @@ pub(crate) fn scalar_string(v: &Json) -> String {
         Json::String(s) => s.clone(),
         Json::Null => String::new(),
         other => other.to_string(),
+    }
+}
+
+/// The variant name of an externally tagged enum value: a string names itself, an object with
+/// exactly one key is named by that key. Anything else (an empty or many-keyed object, a
+/// number, a list) has no variant name.
+fn variant_name(v: &Json) -> Option<String> {
+    match v {
+        Json::String(s) => Some(s.clone()),
+        Json::Object(map) if map.len() == 1 => map.keys().next().cloned(),
+        _ => None,
     }
 }
 

@@ -13,7 +13,7 @@ use super::joined;
 use super::normalize::Normalizer;
 use super::spec::{AdapterSpec, Condition, InputFormat, InputSpec, Pointer, ReplaySpec};
 use super::{Adapter, AdapterSet};
-use crate::events::{Session, Subagent};
+use crate::events::{FailureScope, Session, Subagent};
 use crate::warning::Warning;
 
 /// How many records detection reads from the start of a file.
@@ -205,7 +205,7 @@ fn read_session(main: &Path, adapter: &Adapter, layout: &InputSpec) -> Result<Lo
     let mut skipped = Vec::new();
     let mut normalizer = Normalizer::new(spec);
     report_raw(&raw, &source, &mut warnings, &mut skipped);
-    let mut session = normalizer.session(raw, &source, &mut warnings);
+    let mut session = normalizer.session(raw, &source, FailureScope::Session, &mut warnings);
     let mut stack: Vec<joined::Joined> = children;
     stack.reverse();
     while let Some(child) = stack.pop() {
@@ -219,7 +219,7 @@ fn read_session(main: &Path, adapter: &Adapter, layout: &InputSpec) -> Result<Lo
         }
         let raw = interp.finish();
         report_raw(&raw, &name, &mut warnings, &mut skipped);
-        let mut sub = normalizer.session(raw, &name, &mut warnings);
+        let mut sub = normalizer.session(raw, &name, FailureScope::Subagent, &mut warnings);
         let nested = std::mem::take(&mut sub.subagents);
         session.subagents.push(Subagent {
             agent_id: name,
@@ -246,7 +246,7 @@ fn read_session(main: &Path, adapter: &Adapter, layout: &InputSpec) -> Result<Lo
         }
         report_raw(&raw, &name, &mut warnings, &mut skipped);
         let file_agent = agent_id_from_name(&path);
-        let mut sub = normalizer.session(raw, &name, &mut warnings);
+        let mut sub = normalizer.session(raw, &name, FailureScope::Subagent, &mut warnings);
         if !sub.events.is_empty() {
             let mut own = std::mem::take(&mut sub.subagents);
             let agent_id = file_agent.unwrap_or_else(|| name.clone());

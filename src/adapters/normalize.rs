@@ -3,14 +3,19 @@
 //! [`tool_status`] is the only function that reads a vendor's status word or exit code and
 //! decides `ok`, `error` or `unknown`; [`Normalizer::session`] is the only place a canonical
 //! [`ToolCall`] is built, and it calls `tool_status` exactly once per call.
+//! [`Normalizer::failure`] is the only place a canonical [`Failure`] is built: its stage and
+//! category come only out of the adapter's allowlisted tables, its numbers only from integers.
 
 use serde_json::Value as Json;
 use std::collections::{BTreeSet, HashMap};
 
-use super::interpret::{Raw, RawBody, RawCall, RawEvent, RawResult, Word, scalar_string};
+use super::interpret::{
+    Raw, RawBody, RawCall, RawEvent, RawFailure, RawResult, Word, scalar_string,
+};
 use super::spec::{AdapterSpec, Table};
 use crate::events::{
-    Event, EventKind, Session, StatusBasis, ToolCall, ToolKind, ToolResult, ToolStatus,
+    Event, EventKind, Failure, FailureScope, Session, StatusBasis, ToolCall, ToolKind, ToolResult,
+    ToolStatus, UNKNOWN,
 };
 use crate::warning::Warning;
 
@@ -153,10 +158,12 @@ impl<'a> Normalizer<'a> {
     }
 
     /// Turns raw events into a canonical session, pairing results with calls by id.
+    /// `scope` says whose run this stream records (a subagent file's is the subagent's).
     pub(crate) fn session(
         &mut self,
         raw: Raw,
         source: &str,
+        scope: FailureScope,
         warnings: &mut Vec<Warning>,
     ) -> Session {
         let mut session = Session {
@@ -166,13 +173,13 @@ impl<'a> Normalizer<'a> {
             events: Vec::new(),
             subagents: Vec::new(),
         };
-        session.events = self.events(raw.events, source, warnings);
+        session.events = self.events(raw.events, source, scope, warnings);
         for (agent_id, events) in raw.sidechains {
             let sub = Session {
                 harness: self.spec.name.clone(),
                 source: source.to_owned(),
                 facts: Default::default(),
-                events: self.events(events, source, warnings),
+                events: self.events(events, source, FailureScope::Subagent, warnings),
                 subagents: Vec::new(),
             };
             session.subagents.push(crate::events::Subagent {
@@ -187,6 +194,7 @@ impl<'a> Normalizer<'a> {
         &mut self,
         raw: Vec<RawEvent>,
         source: &str,
+        scope: FailureScope,
         warnings: &mut Vec<Warning>,
     ) -> Vec<Event> {
         // Pass 1: keep order, remember where each call sits, collect results by call id.
@@ -207,6 +215,7 @@ impl<'a> Normalizer<'a> {
                 RawBody::Thinking(text) => EventKind::Thinking { text },
                 RawBody::Interrupt => EventKind::Interrupt,
                 RawBody::Compaction(summary) => EventKind::Compaction { summary },
+                RawBody::Failure(failure) => EventKind::Failure(self.failure(failure, scope)),
                 RawBody::ToolCall(call) => {
                     if call_at.contains_key(&call.call_id) {
                         continue; // the same call written twice is counted once
@@ -325,6 +334,67 @@ impl<'a> Normalizer<'a> {
         }
     }
 
+    /// The single site where a canonical failure is built. Stage and category are table
+    /// outputs (checked against the adapter's allowlists at load) or `unknown`; numbers are
+    /// kept only when they are integers; nothing else of the record is read.
+    pub(crate) fn failure(&mut self, raw: RawFailure, scope: FailureScope) -> Failure {
+        let scope = raw
+            .scope
+            .as_ref()
+            .and_then(|w| self.failure_word(w))
+            .and_then(|w| w.parse().ok())
+            .unwrap_or(match (&raw.call_id, scope) {
+                (Some(_), _) => FailureScope::Subagent,
+                (None, s) => s,
+            });
+        let name = |this: &mut Self, w: &Option<Word>| {
+            w.as_ref()
+                .and_then(|w| this.failure_word(w))
+                .unwrap_or_else(|| UNKNOWN.to_owned())
+        };
+        Failure {
+            scope,
+            product: self.spec.label.clone(),
+            stage: name(self, &raw.stage),
+            category: name(self, &raw.category),
+            http_status: integer(raw.http_status.as_ref())
+                .filter(|s| (100..=599).contains(s))
+                .and_then(|s| u16::try_from(s).ok()),
+            exit_code: integer(raw.exit_code.as_ref()),
+            signal: integer(raw.signal.as_ref()),
+            call_id: raw.call_id,
+        }
+    }
+
+    /// A failure field's canonical name: a constant (checked at load) or a table's output.
+    /// A word the table does not know is reported without its text unless it is a short,
+    /// plain token, so error text routed to a table by mistake never reaches a warning.
+    fn failure_word(&mut self, word: &Word) -> Option<String> {
+        let Some(name) = &word.table else {
+            return word.raw.as_ref().and_then(Json::as_str).map(str::to_owned);
+        };
+        let table = self.spec.tables.get(name)?;
+        match translate(table, word.raw.as_ref()) {
+            Translation::Mapped(w) => Some(w),
+            Translation::Unmapped(w) => {
+                let plain = !w.is_empty()
+                    && w.len() <= 64
+                    && w.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+                self.unmapped.insert(Unmapped {
+                    table: name.clone(),
+                    word: if plain {
+                        w
+                    } else {
+                        "(a value that is not a plain word)".to_owned()
+                    },
+                });
+                None
+            }
+            Translation::Absent => None,
+        }
+    }
+
     fn tool_kind(&mut self, word: Option<&Word>) -> ToolKind {
         let Some(word) = word else {
             return ToolKind::Other;
@@ -341,6 +411,15 @@ impl<'a> Normalizer<'a> {
             Translation::Mapped(w) => w.parse().unwrap_or(ToolKind::Other),
             Translation::Unmapped(_) | Translation::Absent => ToolKind::Other,
         }
+    }
+}
+
+/// An integer: a JSON integer, or a string holding only one (as a regex capture gives).
+fn integer(v: Option<&Json>) -> Option<i64> {
+    match v? {
+        Json::Number(n) => n.as_i64(),
+        Json::String(s) => s.trim().parse().ok(),
+        _ => None,
     }
 }
 

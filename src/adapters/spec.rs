@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
-use crate::events::{ToolKind, ToolStatus};
+use crate::events::{FailureScope, ToolKind, ToolStatus, UNKNOWN};
 
 /// A loading or validation failure, naming the file, the field and the value.
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +52,21 @@ pub struct AdapterSpec {
     pub event_map: Vec<Rule>,
     /// Named translation tables (`*_map`).
     pub tables: BTreeMap<String, Table>,
+    /// The stage and category names this adapter's failure lines may carry.
+    pub failures: FailureVocabulary,
+}
+
+/// The allowlists of a failure line's `stage` and `category` (issue 4). Tables that feed those
+/// fields may only name these words or `unknown`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailureVocabulary {
+    /// Where a run can fail, in this harness's terms.
+    #[serde(default)]
+    pub stages: Vec<String>,
+    /// Why a run can fail, in this harness's terms.
+    #[serde(default)]
+    pub categories: Vec<String>,
 }
 
 /// How an input is read.
@@ -292,6 +307,28 @@ pub enum Emit {
         /// Summary text.
         summary: Option<ValueSpec>,
     },
+    /// A run's failure, as bounded facts.
+    Failure(Box<FailureEmit>),
+}
+
+/// Fields of an emitted failure. `stage` and `category` go through tables checked against the
+/// adapter's `failures` allowlists; the numbers are kept only when they are integers.
+#[derive(Debug, Clone)]
+pub struct FailureEmit {
+    /// `session` or `subagent`; derived from where the record sits when absent.
+    pub scope: Option<ValueSpec>,
+    /// Where the run failed.
+    pub stage: Option<ValueSpec>,
+    /// Why it failed.
+    pub category: Option<ValueSpec>,
+    /// HTTP status (an integer from 100 to 599).
+    pub http_status: Option<ValueSpec>,
+    /// Process exit code (an integer).
+    pub exit_code: Option<ValueSpec>,
+    /// Signal number (an integer).
+    pub signal: Option<ValueSpec>,
+    /// The subagent call whose run failed, when the record names it.
+    pub call_id: Option<ValueSpec>,
 }
 
 /// Fields of an emitted tool call.
@@ -431,6 +468,9 @@ pub struct ValueSpec {
     pub join: Option<String>,
     /// Read a number as milliseconds since the Unix epoch and give an RFC 3339 time.
     pub epoch_ms: bool,
+    /// Read an externally tagged variant: a string is its own name, an object with exactly one
+    /// key gives that key; anything else gives no value.
+    pub variant: bool,
 }
 
 /// A named translation table.
@@ -462,6 +502,8 @@ struct RawAdapter {
     #[serde(default)]
     records: RawRecords,
     event_map: Vec<RawRule>,
+    #[serde(default)]
+    failures: FailureVocabulary,
 }
 
 #[derive(Deserialize, Default)]
@@ -559,6 +601,11 @@ struct RawEmit {
     agent_id: Option<RawValue>,
     key: Option<RawValue>,
     delta: Option<RawValue>,
+    scope: Option<RawValue>,
+    stage: Option<RawValue>,
+    category: Option<RawValue>,
+    http_status: Option<RawValue>,
+    signal: Option<RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -609,6 +656,8 @@ struct RawValueFull {
     join: Option<String>,
     #[serde(default)]
     epoch_ms: bool,
+    #[serde(default)]
+    variant: bool,
 }
 
 #[derive(Deserialize)]
@@ -640,6 +689,7 @@ impl RawValueFull {
             first_of: None,
             join: None,
             epoch_ms: false,
+            variant: false,
         }
     }
 }
@@ -649,6 +699,11 @@ impl RawValueFull {
 enum Target {
     Status,
     Kind,
+    Scope,
+    Stage,
+    Category,
+    /// An integer: no table may feed it.
+    Integer,
     Free,
 }
 
@@ -684,14 +739,16 @@ impl AdapterSpec {
                 fixed.insert(key, value);
             }
         }
-        let raw: RawAdapter = serde_yaml_ng::from_value(serde_yaml_ng::Value::Mapping(fixed))
+        let mut raw: RawAdapter = serde_yaml_ng::from_value(serde_yaml_ng::Value::Mapping(fixed))
             .map_err(|e| AdapterError::Syntax {
-                file: file.to_owned(),
-                message: e.to_string(),
-            })?;
+            file: file.to_owned(),
+            message: e.to_string(),
+        })?;
+        let failures = std::mem::take(&mut raw.failures);
         Validator {
             file,
             tables: &raw_tables,
+            failures: &failures,
         }
         .adapter(raw, &raw_tables)
     }
@@ -711,6 +768,7 @@ pub fn is_table_name(name: &str) -> bool {
 struct Validator<'a> {
     file: &'a str,
     tables: &'a BTreeMap<String, RawTable>,
+    failures: &'a FailureVocabulary,
 }
 
 impl Validator<'_> {
@@ -758,6 +816,7 @@ impl Validator<'_> {
             }
             self.input(&field, layout)?;
         }
+        self.vocabulary()?;
         let mut targets = BTreeMap::new();
         let detect = self.conditions("detect", raw.detect)?;
         let session = self.session(raw.session, &mut targets)?;
@@ -821,6 +880,7 @@ impl Validator<'_> {
             records,
             event_map,
             tables,
+            failures: self.failures.clone(),
         })
     }
 
@@ -894,6 +954,65 @@ impl Validator<'_> {
         Ok(())
     }
 
+    /// Failure stage and category names end up in a fixed line: no control characters and none
+    /// of the line's own punctuation.
+    fn vocabulary(&self) -> Result<(), AdapterError> {
+        let lists = [
+            ("failures.stages", &self.failures.stages),
+            ("failures.categories", &self.failures.categories),
+        ];
+        for (field, names) in lists {
+            for name in names {
+                if name.trim().is_empty()
+                    || name.trim() != name
+                    || name.chars().any(|c| c.is_control() || ";()".contains(c))
+                {
+                    return Err(self.invalid(
+                        field,
+                        format!(
+                            "`{name}` is not a valid name (no surrounding spaces, control \
+                             characters, `;`, `(` or `)`)"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks one canonical word against what the field it feeds accepts.
+    fn canonical(&self, target: Target, word: &str) -> Result<(), String> {
+        let allow = |names: &[String], what: &str| {
+            if word == UNKNOWN || names.iter().any(|n| n == word) {
+                Ok(())
+            } else {
+                let mut expected: Vec<&str> = names.iter().map(String::as_str).collect();
+                expected.push(UNKNOWN);
+                Err(format!(
+                    "unknown {what} `{word}`, expected one of {} (declare it under `failures`)",
+                    expected.join(", ")
+                ))
+            }
+        };
+        match target {
+            Target::Status => word
+                .parse::<ToolStatus>()
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            Target::Kind => word
+                .parse::<ToolKind>()
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            Target::Scope => word
+                .parse::<FailureScope>()
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            Target::Stage => allow(&self.failures.stages, "stage"),
+            Target::Category => allow(&self.failures.categories, "category"),
+            Target::Integer | Target::Free => Ok(()),
+        }
+    }
+
     fn tables(
         &self,
         raw: &BTreeMap<String, RawTable>,
@@ -903,12 +1022,8 @@ impl Validator<'_> {
         for (name, table) in raw {
             let target = targets.get(name).map(|(t, _)| *t).unwrap_or(Target::Free);
             let check = |field: String, word: &str| -> Result<(), AdapterError> {
-                let res = match target {
-                    Target::Status => word.parse::<ToolStatus>().map(|_| ()),
-                    Target::Kind => word.parse::<ToolKind>().map(|_| ()),
-                    Target::Free => Ok(()),
-                };
-                res.map_err(|e| self.invalid(&field, e.to_string()))
+                self.canonical(target, word)
+                    .map_err(|e| self.invalid(&field, e))
             };
             for (from, to) in &table.values {
                 check(format!("{name}.values.{from}"), to)?;
@@ -1082,12 +1197,36 @@ impl Validator<'_> {
                 },
                 agent_id: self.opt_value(&f("agent_id"), raw.agent_id, Target::Free, targets)?,
             })),
+            "failure" => Emit::Failure(Box::new(FailureEmit {
+                scope: self.opt_value(&f("scope"), raw.scope, Target::Scope, targets)?,
+                stage: self.opt_value(&f("stage"), raw.stage, Target::Stage, targets)?,
+                category: self.opt_value(
+                    &f("category"),
+                    raw.category,
+                    Target::Category,
+                    targets,
+                )?,
+                http_status: self.opt_value(
+                    &f("http_status"),
+                    raw.http_status,
+                    Target::Integer,
+                    targets,
+                )?,
+                exit_code: self.opt_value(
+                    &f("exit_code"),
+                    raw.exit_code,
+                    Target::Integer,
+                    targets,
+                )?,
+                signal: self.opt_value(&f("signal"), raw.signal, Target::Integer, targets)?,
+                call_id: self.opt_value(&f("call_id"), raw.call_id, Target::Free, targets)?,
+            })),
             other => {
                 return Err(self.invalid(
                     &f("kind"),
                     format!(
                         "unknown event kind `{other}`, expected one of prompt, assistant, \
-                         thinking, tool_call, tool_result, interrupt, compaction"
+                         thinking, tool_call, tool_result, interrupt, compaction, failure"
                     ),
                 ));
             }
@@ -1198,6 +1337,12 @@ impl Validator<'_> {
                 Regex::new(&r).map_err(|e| self.invalid(field, format!("bad regex `{r}`: {e}")))
             })
             .transpose()?;
+        if target == Target::Integer && full.map.is_some() {
+            return Err(self.invalid(
+                field,
+                "this field holds an integer read from the log: a table cannot feed it",
+            ));
+        }
         if let Some(name) = &full.map {
             if !is_table_name(name) {
                 return Err(self.invalid(
@@ -1226,17 +1371,14 @@ impl Validator<'_> {
             if target != Target::Free || !targets.contains_key(name) {
                 targets.insert(name.clone(), (target, field.to_owned()));
             }
-        } else if target == Target::Status || target == Target::Kind {
+        } else if !matches!(target, Target::Free | Target::Integer) {
             // A canonical field read without a table would let a vendor word through; a
             // constant must itself be a canonical name.
             match (&full.constant, at.is_empty() && first_of.is_empty()) {
                 (Some(c), true) => {
                     let word = c.as_str().unwrap_or_default();
-                    let res = match target {
-                        Target::Status => word.parse::<ToolStatus>().map(|_| ()),
-                        _ => word.parse::<ToolKind>().map(|_| ()),
-                    };
-                    res.map_err(|e| self.invalid(field, e.to_string()))?;
+                    self.canonical(target, word)
+                        .map_err(|e| self.invalid(field, e))?;
                 }
                 _ => {
                     return Err(self.invalid(
@@ -1257,6 +1399,7 @@ impl Validator<'_> {
             first_of,
             join: full.join,
             epoch_ms: full.epoch_ms,
+            variant: full.variant,
         })
     }
 

@@ -130,7 +130,8 @@ fn redact_event(event: &mut Event, policy: &Policy) {
                 policy.in_place(t);
             }
         }
-        EventKind::Interrupt => {}
+        // A failure holds only adapter-declared names and integers: nothing from the log to mask.
+        EventKind::Interrupt | EventKind::Failure(_) => {}
         EventKind::ToolCall(call) => {
             policy.in_place(&mut call.name);
             policy.json(&mut call.input);

@@ -172,6 +172,7 @@ fn turn_view(turn: &Turn, prefix: &str) -> TurnView {
             process_events: counts.process_events,
         },
         outcome,
+        failure: turn.failure.clone(),
         id,
     }
 }
@@ -249,6 +250,7 @@ fn step_view(step: &Step, id: &str) -> StepView {
                 timestamp: tool.timestamp.clone(),
                 result_timestamp: c.result.as_ref().and_then(|r| r.timestamp.clone()),
                 subagent,
+                failure: tool.failure.clone(),
                 id,
             }))
         }

@@ -3,6 +3,8 @@
 //!
 //! - every tool call has `call_id` (the vendor's id, verbatim) and `status` (`ok|error|unknown`);
 //! - every turn has `response_status` (`complete|incomplete`);
+//! - `failure`, on a turn or on the call that started a subagent, is one fixed diagnostic line
+//!   when that run failed (absent otherwise): show it, do not parse it;
 //! - no HTML: rendering happens later, from this data.
 
 use serde::{Deserialize, Serialize};
@@ -120,6 +122,10 @@ pub struct TurnView {
     pub counts: CountsView,
     /// Evidence-bounded outcome.
     pub outcome: OutcomeView,
+    /// The fixed failure line when the turn's run failed (such a turn is `incomplete`); a
+    /// plain string for readers, not for parsing. Absent when the run did not fail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 /// Counts of one turn.
@@ -229,6 +235,10 @@ pub struct ToolCallView {
     pub result_timestamp: Option<String>,
     /// The subagent this call started, with its own turns.
     pub subagent: Option<SubagentView>,
+    /// The fixed failure line of the subagent this call started, when its run failed; a plain
+    /// string, not for parsing. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 /// A subagent and its turns.
