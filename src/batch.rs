@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal as _, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 use crate::adapters::AdapterSet;
@@ -30,8 +30,9 @@ pub struct Manifest {
     /// Everything besides the source that shapes a notebook (tool version, redactions, turn
     /// selection, adapters folder, strictness); a change re-renders everything.
     pub options: String,
-    /// One entry per session file, by path.
-    pub sessions: BTreeMap<PathBuf, ManifestEntry>,
+    /// One entry per session file, keyed by a hash of its path (so the manifest names no
+    /// home folder).
+    pub sessions: BTreeMap<String, ManifestEntry>,
 }
 
 /// One session of the manifest.
@@ -39,6 +40,8 @@ pub struct Manifest {
 pub struct ManifestEntry {
     /// Adapter name.
     pub harness: String,
+    /// The session file's name, without its folders.
+    pub name: String,
     /// Source size in bytes.
     pub size: u64,
     /// Source modification time, nanoseconds since the Unix epoch.
@@ -51,10 +54,22 @@ pub struct ManifestEntry {
     pub error: Option<String>,
 }
 
-/// Size and modification time of a file, the manifest's key.
+/// The manifest key of a session file: SHA-256 of its path.
+fn key(path: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(path.as_os_str().as_encoded_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Size and modification time of a file, what decides whether it changed.
 fn stamp(path: &Path) -> Option<(u64, u128)> {
     let m = std::fs::metadata(path).ok()?;
-    let mtime = m.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_nanos();
+    let mtime = m
+        .modified()
+        .ok()?
+        .duration_since(UNIX_EPOCH)
+        .ok()?
+        .as_nanos();
     Some((m.len(), mtime))
 }
 
@@ -76,7 +91,13 @@ impl Manifest {
 }
 
 /// Whether the last run's entry still stands for this session.
-fn still_good(old: &ManifestEntry, found: &Found, now: (u64, u128), filter: &Filter, dir: &Path) -> bool {
+fn still_good(
+    old: &ManifestEntry,
+    found: &Found,
+    now: (u64, u128),
+    filter: &Filter,
+    dir: &Path,
+) -> bool {
     if old.harness != found.harness || (old.size, old.mtime_ns) != now {
         return false;
     }
@@ -124,7 +145,11 @@ struct Job<'a> {
 }
 
 /// Renders one session into the folder: its row, the file written, or why it could not.
-fn render_one(job: &Job<'_>, found: &Found, file: &str) -> (Option<Entry>, Option<String>, Option<String>) {
+fn render_one(
+    job: &Job<'_>,
+    found: &Found,
+    file: &str,
+) -> (Option<Entry>, Option<String>, Option<String>) {
     match try_render(job, found, file) {
         Ok((row, written)) => (Some(row), written, None),
         Err(e) => (None, None, Some(catalog::error_text(&e, &found.path))),
@@ -158,7 +183,11 @@ fn try_render(job: &Job<'_>, found: &Found, file: &str) -> anyhow::Result<(Entry
 }
 
 /// `render --all -o DIR`.
-pub fn render_all(args: &RenderArgs, set: &AdapterSet, sel: &TurnSelection) -> anyhow::Result<Exit> {
+pub fn render_all(
+    args: &RenderArgs,
+    set: &AdapterSet,
+    sel: &TurnSelection,
+) -> anyhow::Result<Exit> {
     if args.format != Format::Html {
         anyhow::bail!("--all writes HTML notebooks and an index; --format json is for one session");
     }
@@ -186,21 +215,27 @@ pub fn render_all(args: &RenderArgs, set: &AdapterSet, sel: &TurnSelection) -> a
         args.strict
     );
     let old = Manifest::read(&dir)
-        .filter(|m| m.options == options && !args.force)
+        .filter(|m| m.options == options && !args.pick.force)
         .unwrap_or_default();
 
     // Decide, in path order, what to keep and what to render; names are fixed before the
     // parallel part so they do not depend on scheduling.
-    let mut taken: BTreeSet<String> = old.sessions.values().filter_map(|e| e.file.clone()).collect();
-    let mut kept: BTreeMap<PathBuf, ManifestEntry> = BTreeMap::new();
+    let mut taken: BTreeSet<String> = old
+        .sessions
+        .values()
+        .filter_map(|e| e.file.clone())
+        .collect();
+    let mut kept: BTreeMap<String, ManifestEntry> = BTreeMap::new();
     let mut todo: Vec<(Found, (u64, u128), String)> = Vec::new();
     for f in found {
         let now = stamp(&f.path).unwrap_or((0, 0));
-        match old.sessions.get(&f.path) {
+        match old.sessions.get(&key(&f.path)) {
             Some(e) if still_good(e, &f, now, &filter, &dir) => {
-                kept.insert(f.path.clone(), e.clone());
+                kept.insert(key(&f.path), e.clone());
             }
-            Some(ManifestEntry { file: Some(name), .. }) => {
+            Some(ManifestEntry {
+                file: Some(name), ..
+            }) => {
                 let name = name.clone();
                 todo.push((f, now, name));
             }
@@ -221,23 +256,30 @@ pub fn render_all(args: &RenderArgs, set: &AdapterSet, sel: &TurnSelection) -> a
         filter: &filter,
         generated_at: &generated_at,
     };
-    let done: Vec<(PathBuf, ManifestEntry)> = todo
+    let done: Vec<(String, ManifestEntry)> = todo
         .par_iter()
         .map(|(f, now, name)| {
             let (row, file, error) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 render_one(&job, f, name)
             }))
-            .unwrap_or_else(|_| (None, None, Some("tracebook failed on this session (a bug: please report it)".to_owned())));
+            .unwrap_or_else(|_| {
+                (
+                    None,
+                    None,
+                    Some("tracebook failed on this session (a bug: please report it)".to_owned()),
+                )
+            });
             bar.inc(1);
             let entry = ManifestEntry {
                 harness: f.harness.clone(),
+                name: crate::adapters::load::display_name(&f.path),
                 size: now.0,
                 mtime_ns: now.1,
                 row,
                 file,
                 error,
             };
-            (f.path.clone(), entry)
+            (key(&f.path), entry)
         })
         .collect();
     bar.finish_and_clear();
@@ -248,7 +290,8 @@ pub fn render_all(args: &RenderArgs, set: &AdapterSet, sel: &TurnSelection) -> a
     let rows = index_rows(&kept, &filter);
     let index = render::index(&rows).context("rendering the index")?;
     let index_path = dir.join("index.html");
-    std::fs::write(&index_path, index).with_context(|| format!("writing {}", index_path.display()))?;
+    std::fs::write(&index_path, index)
+        .with_context(|| format!("writing {}", index_path.display()))?;
     Manifest {
         version: MANIFEST_VERSION,
         options,
@@ -259,7 +302,14 @@ pub fn render_all(args: &RenderArgs, set: &AdapterSet, sel: &TurnSelection) -> a
     let failed: Vec<&IndexRow> = rows.iter().filter(|r| r.error.is_some()).collect();
     let mut stderr = std::io::stderr().lock();
     for r in &failed {
-        writeln!(stderr, "error: {} {}: {}", r.harness, r.id, r.error.as_deref().unwrap_or_default()).ok();
+        writeln!(
+            stderr,
+            "error: {} {}: {}",
+            r.harness,
+            r.id,
+            r.error.as_deref().unwrap_or_default()
+        )
+        .ok();
     }
     if !args.quiet {
         writeln!(
@@ -279,13 +329,13 @@ pub fn render_all(args: &RenderArgs, set: &AdapterSet, sel: &TurnSelection) -> a
 }
 
 /// The index rows: written notebooks that pass the filter, and every failure; newest first.
-fn index_rows(sessions: &BTreeMap<PathBuf, ManifestEntry>, filter: &Filter) -> Vec<IndexRow> {
+fn index_rows(sessions: &BTreeMap<String, ManifestEntry>, filter: &Filter) -> Vec<IndexRow> {
     let mut rows: Vec<IndexRow> = sessions
-        .iter()
-        .filter_map(|(path, e)| match (&e.row, &e.error) {
+        .values()
+        .filter_map(|e| match (&e.row, &e.error) {
             (_, Some(err)) => Some(IndexRow {
                 harness: e.harness.clone(),
-                id: crate::adapters::load::display_name(path),
+                id: e.name.clone(),
                 href: None,
                 project: None,
                 started_at: None,
@@ -326,9 +376,9 @@ fn progress(len: u64, quiet: bool) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template(
-        "{bar:30} {pos}/{len} sessions · {per_sec} · {eta} left",
-    ) {
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:30} {pos}/{len} sessions · {per_sec} · {eta} left")
+    {
         bar.set_style(style);
     }
     bar
@@ -343,7 +393,7 @@ mod tests {
         let mut taken = BTreeSet::new();
         let f = Found {
             harness: "codex".into(),
-            path: PathBuf::from("/x/rollout-a b.jsonl.zst"),
+            path: std::path::PathBuf::from("/x/rollout-a b.jsonl.zst"),
         };
         assert_eq!(file_name(&f, &mut taken), "codex-rollout-a_b.html");
         assert_eq!(file_name(&f, &mut taken), "codex-rollout-a_b-2.html");

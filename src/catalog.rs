@@ -121,10 +121,7 @@ impl Entry {
         let s = &report.session;
         Entry {
             harness: found.harness.clone(),
-            id: s
-                .id
-                .clone()
-                .unwrap_or_else(|| stem(&found.path).to_owned()),
+            id: s.id.clone().unwrap_or_else(|| stem(&found.path).to_owned()),
             project: s.project.clone(),
             started_at: s.started_at.clone(),
             turns: report.summary.turns,
@@ -142,8 +139,14 @@ impl Entry {
 
 /// A file's name without its extensions (`rollout-x.jsonl.zst` → `rollout-x`).
 pub fn stem(path: &Path) -> &str {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("session");
-    name.split('.').next().filter(|s| !s.is_empty()).unwrap_or(name)
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("session");
+    name.split('.')
+        .next()
+        .filter(|s| !s.is_empty())
+        .unwrap_or(name)
 }
 
 fn first_line(text: &str, max: usize) -> String {

@@ -124,18 +124,10 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
             let found = find_session(&set, id, args.harness.as_deref(), &args.redact)?;
             (found.path, Some(found.harness))
         }
-        None => (
-            args.input.clone().unwrap_or_default(),
-            args.harness.clone(),
-        ),
+        None => (args.input.clone().unwrap_or_default(), args.harness.clone()),
     };
-    let (mut report, warnings) = report_for(
-        &input,
-        &set,
-        harness.as_deref(),
-        &args.redact,
-        generated_at,
-    )?;
+    let (mut report, warnings) =
+        report_for(&input, &set, harness.as_deref(), &args.redact, generated_at)?;
     report::select::apply(&mut report, &selection).map_err(anyhow::Error::msg)?;
     let mut stderr = std::io::stderr().lock();
     if !args.quiet || args.strict {
@@ -383,7 +375,10 @@ fn list_command(args: &cli::ListArgs) -> anyhow::Result<Exit> {
         }
     }
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush())
+    {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
             Err(e).context("writing to standard output")
         }

@@ -697,8 +697,7 @@ impl Validator<'_> {
             }
             for (key, rel) in [("home", &r.home), ("join", &r.join)] {
                 if let Some(rel) = rel {
-                    relative_path(rel)
-                        .map_err(|m| self.invalid(&format!("{field}.{key}"), m))?;
+                    relative_path(rel).map_err(|m| self.invalid(&format!("{field}.{key}"), m))?;
                 }
             }
         }

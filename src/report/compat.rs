@@ -15,7 +15,9 @@ use super::summarize;
 #[derive(Debug, thiserror::Error)]
 pub enum CompatError {
     /// No `<script type="application/json" id="tracebook-report">` element.
-    #[error("no embedded report (a <script id=\"tracebook-report\"> element); is it a tracebook notebook?")]
+    #[error(
+        "no embedded report (a <script id=\"tracebook-report\"> element); is it a tracebook notebook?"
+    )]
     NoReport,
     /// The element does not hold JSON.
     #[error("the embedded report is not valid JSON: {0}")]
@@ -60,7 +62,10 @@ pub fn embedded_json(html: &str) -> Result<&str, CompatError> {
 /// Reads the report embedded in a notebook through the compatibility projection.
 pub fn read(html: &str) -> Result<ReadBack, CompatError> {
     let mut doc: Json = serde_json::from_str(embedded_json(html)?).map_err(CompatError::Json)?;
-    let from_version = doc.get("schema_version").and_then(Json::as_u64).unwrap_or(0);
+    let from_version = doc
+        .get("schema_version")
+        .and_then(Json::as_u64)
+        .unwrap_or(0);
     if from_version > u64::from(SCHEMA_VERSION) {
         return Err(CompatError::Newer {
             found: from_version,
@@ -81,8 +86,11 @@ pub fn read(html: &str) -> Result<ReadBack, CompatError> {
             }
         }
         // Totals are recomputed below; placeholders let the old object deserialize.
-        obj.insert("summary".into(), json!({"turns": 0, "complete": 0, "incomplete": 0,
-            "tool_calls": 0, "ok": 0, "error": 0, "unknown": 0}));
+        obj.insert(
+            "summary".into(),
+            json!({"turns": 0, "complete": 0, "incomplete": 0,
+            "tool_calls": 0, "ok": 0, "error": 0, "unknown": 0}),
+        );
     }
     let mut report: Report = serde_json::from_value(doc).map_err(CompatError::Shape)?;
     report.summary = summarize(&report.turns);
@@ -103,7 +111,10 @@ impl Notes {
     }
 
     fn lines(self) -> Vec<String> {
-        self.0.into_iter().map(|(w, n)| format!("{n} {w}")).collect()
+        self.0
+            .into_iter()
+            .map(|(w, n)| format!("{n} {w}"))
+            .collect()
     }
 }
 

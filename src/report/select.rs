@@ -20,9 +20,7 @@ impl TurnSet {
         let mut ranges = Vec::new();
         for part in text.split(',').map(str::trim) {
             let bad = || {
-                format!(
-                    "{flag} {text}: `{part}` is not a turn number or range (write e.g. 3-7,12)"
-                )
+                format!("{flag} {text}: `{part}` is not a turn number or range (write e.g. 3-7,12)")
             };
             let num = |s: &str| s.trim().parse::<usize>().ok().filter(|n| *n >= 1);
             let (a, b) = match part.split_once('-') {
@@ -99,7 +97,9 @@ pub fn apply(report: &mut Report, sel: &TurnSelection) -> Result<(), String> {
             (Some(a), Some(b)) => format!("turns {a} to {b}"),
             _ => "no turns".to_owned(),
         };
-        return Err(format!("the turn selection keeps none of the session's {have}"));
+        return Err(format!(
+            "the turn selection keeps none of the session's {have}"
+        ));
     }
     report.unlinked_subagents.clear();
     report.summary = summarize(&report.turns);

@@ -13,11 +13,25 @@ const FIXTURE_ID: &str = "5b0c1f9e-2c1d-4c7e-9a51-0d3f7e2a6b11";
 
 /// Copies a fixture into a Claude projects folder under a new session id, optionally moving it
 /// to another project or day.
-fn plant(projects: &Path, fixture: &str, id: &str, project: &str, day: &str) -> anyhow::Result<PathBuf> {
-    let text = fs::read_to_string(fixtures().join("claude-code").join(fixture).join("session.jsonl"))?
-        .replace(FIXTURE_ID, id)
-        .replace("/Users/alice/work/shop", &format!("/Users/alice/work/{project}"))
-        .replace("2026-03-02", day);
+fn plant(
+    projects: &Path,
+    fixture: &str,
+    id: &str,
+    project: &str,
+    day: &str,
+) -> anyhow::Result<PathBuf> {
+    let text = fs::read_to_string(
+        fixtures()
+            .join("claude-code")
+            .join(fixture)
+            .join("session.jsonl"),
+    )?
+    .replace(FIXTURE_ID, id)
+    .replace(
+        "/Users/alice/work/shop",
+        &format!("/Users/alice/work/{project}"),
+    )
+    .replace("2026-03-02", day);
     let dir = projects.join(format!("-Users-alice-work-{project}"));
     fs::create_dir_all(&dir)?;
     let path = dir.join(format!("{id}.jsonl"));
@@ -30,19 +44,50 @@ fn plant(projects: &Path, fixture: &str, id: &str, project: &str, day: &str) -> 
 fn fake_home() -> anyhow::Result<tempfile::TempDir> {
     let home = tempfile::tempdir()?;
     let projects = home.path().join(".claude/projects");
-    plant(&projects, "ordered-steps", "aaaa1111-0000-4000-8000-000000000001", "shop", "2026-03-02")?;
-    plant(&projects, "outcome-evidence", "aaaa2222-0000-4000-8000-000000000002", "shop", "2026-03-05")?;
-    plant(&projects, "interrupted", "bbbb3333-0000-4000-8000-000000000003", "garden", "2025-12-01")?;
-    let sub = plant(&projects, "subagent", "cccc4444-0000-4000-8000-000000000004", "garden", "2026-03-04")?;
+    plant(
+        &projects,
+        "ordered-steps",
+        "aaaa1111-0000-4000-8000-000000000001",
+        "shop",
+        "2026-03-02",
+    )?;
+    plant(
+        &projects,
+        "outcome-evidence",
+        "aaaa2222-0000-4000-8000-000000000002",
+        "shop",
+        "2026-03-05",
+    )?;
+    plant(
+        &projects,
+        "interrupted",
+        "bbbb3333-0000-4000-8000-000000000003",
+        "garden",
+        "2025-12-01",
+    )?;
+    let sub = plant(
+        &projects,
+        "subagent",
+        "cccc4444-0000-4000-8000-000000000004",
+        "garden",
+        "2026-03-04",
+    )?;
     let sub_dir = sub.with_extension("").join("subagents");
     fs::create_dir_all(&sub_dir)?;
     for f in ["agent-a1b2c3d.jsonl", "agent-a1b2c3d.meta.json"] {
-        let text = fs::read_to_string(fixtures().join("claude-code/subagent/session/subagents").join(f))?
-            .replace(FIXTURE_ID, "cccc4444-0000-4000-8000-000000000004");
+        let text = fs::read_to_string(
+            fixtures()
+                .join("claude-code/subagent/session/subagents")
+                .join(f),
+        )?
+        .replace(FIXTURE_ID, "cccc4444-0000-4000-8000-000000000004");
         fs::write(sub_dir.join(f), text)?;
     }
     fs::write(sub.with_file_name("agent-flat.jsonl"), "{}\n")?;
-    fs::write(projects.join("-Users-alice-work-shop/broken.jsonl"), "this is not json\n")?;
+    fs::write(
+        projects.join("-Users-alice-work-shop/broken.jsonl"),
+        "this is not json\n",
+    )?;
     Ok(home)
 }
 
@@ -53,7 +98,11 @@ fn list_json(home: &Path, extra: &[&str]) -> anyhow::Result<Vec<Json>> {
         .args(["list", "--json"])
         .args(extra)
         .output()?;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     Ok(serde_json::from_slice(&out.stdout)?)
 }
 
@@ -105,7 +154,10 @@ fn list_filters_by_harness_since_and_project() -> anyhow::Result<()> {
     let home = fake_home()?;
     assert_eq!(list_json(home.path(), &["--project", "GARD"])?.len(), 2);
     assert_eq!(list_json(home.path(), &["--since", "2026-03-03"])?.len(), 2);
-    assert_eq!(list_json(home.path(), &["--harness", "claude-code"])?.len(), 4);
+    assert_eq!(
+        list_json(home.path(), &["--harness", "claude-code"])?.len(),
+        4
+    );
     tracebook()
         .env("HOME", home.path())
         .args(["list", "--harness", "nope"])
@@ -125,7 +177,13 @@ fn list_filters_by_harness_since_and_project() -> anyhow::Result<()> {
 fn claude_config_dir_replaces_the_default_location() -> anyhow::Result<()> {
     let home = fake_home()?;
     let config = tempfile::tempdir()?;
-    plant(&config.path().join("projects"), "tool-after-message", "dddd5555-0000-4000-8000-000000000005", "lab", "2026-03-06")?;
+    plant(
+        &config.path().join("projects"),
+        "tool-after-message",
+        "dddd5555-0000-4000-8000-000000000005",
+        "lab",
+        "2026-03-06",
+    )?;
     let out = tracebook()
         .env("HOME", home.path())
         .env("CLAUDE_CONFIG_DIR", config.path())
@@ -156,8 +214,12 @@ fn render_session_by_unique_prefix_and_refuses_an_ambiguous_one() -> anyhow::Res
         .assert()
         .code(2)
         .stderr(predicate::str::contains("ambiguous"))
-        .stderr(predicate::str::contains("aaaa1111-0000-4000-8000-000000000001"))
-        .stderr(predicate::str::contains("aaaa2222-0000-4000-8000-000000000002"));
+        .stderr(predicate::str::contains(
+            "aaaa1111-0000-4000-8000-000000000001",
+        ))
+        .stderr(predicate::str::contains(
+            "aaaa2222-0000-4000-8000-000000000002",
+        ));
     tracebook()
         .env("HOME", home.path())
         .args(["render", "--session", "zzzz", "-o", "-"])
@@ -182,16 +244,28 @@ fn render_all_writes_notebooks_an_index_and_reports_failures() -> anyhow::Result
     let out = tempfile::tempdir()?;
     render_all(home.path(), out.path(), &[])
         .code(3)
-        .stderr(predicate::str::contains("4 rendered, 0 unchanged, 1 failed"))
+        .stderr(predicate::str::contains(
+            "4 rendered, 0 unchanged, 1 failed",
+        ))
         .stderr(predicate::str::contains("broken.jsonl"));
     let index = fs::read_to_string(out.path().join("index.html"))?;
     for id in ["aaaa1111", "aaaa2222", "bbbb3333", "cccc4444"] {
-        let file = format!("claude-code-{id}-0000-4000-8000-00000000000{}.html", &id[4..5]);
-        assert!(index.contains(&format!("href=\"{file}\"")), "{file} not linked");
+        let file = format!(
+            "claude-code-{id}-0000-4000-8000-00000000000{}.html",
+            &id[4..5]
+        );
+        assert!(
+            index.contains(&format!("href=\"{file}\"")),
+            "{file} not linked"
+        );
         assert!(out.path().join(&file).is_file(), "{file} not written");
     }
     assert!(index.contains("could not be rendered"));
-    assert!(index.contains("Content-Security-Policy\" content=\"default-src 'none'; script-src 'sha256-"));
+    assert!(
+        index.contains(
+            "Content-Security-Policy\" content=\"default-src 'none'; script-src 'sha256-"
+        )
+    );
     assert!(!index.contains("<script src"));
     assert!(!index.contains("http://") && !index.contains("https://"));
     for canary in CANARIES {
@@ -201,16 +275,20 @@ fn render_all_writes_notebooks_an_index_and_reports_failures() -> anyhow::Result
     // A second run re-renders nothing; a changed source is rendered again; --force renders all.
     render_all(home.path(), out.path(), &[])
         .code(3)
-        .stderr(predicate::str::contains("0 rendered, 5 unchanged, 1 failed"));
-    let changed = home
-        .path()
-        .join(".claude/projects/-Users-alice-work-garden/bbbb3333-0000-4000-8000-000000000003.jsonl");
+        .stderr(predicate::str::contains(
+            "0 rendered, 5 unchanged, 1 failed",
+        ));
+    let changed = home.path().join(
+        ".claude/projects/-Users-alice-work-garden/bbbb3333-0000-4000-8000-000000000003.jsonl",
+    );
     let mut text = fs::read_to_string(&changed)?;
     text.push('\n');
     fs::write(&changed, text)?;
     render_all(home.path(), out.path(), &[])
         .code(3)
-        .stderr(predicate::str::contains("1 rendered, 4 unchanged, 1 failed"));
+        .stderr(predicate::str::contains(
+            "1 rendered, 4 unchanged, 1 failed",
+        ));
     render_all(home.path(), out.path(), &["--force", "--quiet"])
         .code(3)
         .stderr(predicate::str::contains("rendered").not());
@@ -220,24 +298,40 @@ fn render_all_writes_notebooks_an_index_and_reports_failures() -> anyhow::Result
 #[test]
 fn render_all_applies_the_filters() -> anyhow::Result<()> {
     let home = fake_home()?;
-    fs::remove_file(home.path().join(".claude/projects/-Users-alice-work-shop/broken.jsonl"))?;
+    fs::remove_file(
+        home.path()
+            .join(".claude/projects/-Users-alice-work-shop/broken.jsonl"),
+    )?;
     let out = tempfile::tempdir()?;
     render_all(home.path(), out.path(), &["--project", "garden"]).success();
     let index = fs::read_to_string(out.path().join("index.html"))?;
     assert!(index.contains("bbbb3333") && index.contains("cccc4444"));
     assert!(!index.contains("aaaa1111"));
-    assert!(!out.path().join("claude-code-aaaa1111-0000-4000-8000-000000000001.html").exists());
+    assert!(
+        !out.path()
+            .join("claude-code-aaaa1111-0000-4000-8000-000000000001.html")
+            .exists()
+    );
     Ok(())
+}
+
+/// The four-turn sample session shipped in `examples/`.
+fn sample() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl")
 }
 
 fn report_json(args: &[&str]) -> anyhow::Result<Json> {
     let out = tracebook()
         .arg("render")
-        .arg(fixtures().join("claude-code/outcome-evidence/session.jsonl"))
+        .arg(sample())
         .args(["--format", "json", "-o", "-"])
         .args(args)
         .output()?;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     Ok(serde_json::from_slice(&out.stdout)?)
 }
 
@@ -255,13 +349,15 @@ fn turn_selection_keeps_original_numbers_and_drops_the_rest() -> anyhow::Result<
     assert_eq!(some["turns"][0]["id"], "t2");
     assert_eq!(some["summary"]["turns"], 2);
     assert_eq!(some["selection"]["of"], total);
-    let third_prompt = all["turns"][2]["prompt"]["text"].as_str().unwrap_or_default();
+    let third_prompt = all["turns"][2]["prompt"]["text"]
+        .as_str()
+        .unwrap_or_default();
     assert!(!third_prompt.is_empty());
     assert!(!serde_json::to_string(&some)?.contains(third_prompt));
 
     let html = tracebook()
         .arg("render")
-        .arg(fixtures().join("claude-code/outcome-evidence/session.jsonl"))
+        .arg(sample())
         .args(["--turns", "2", "-o", "-"])
         .output()?;
     let html = String::from_utf8(html.stdout)?;
@@ -270,14 +366,14 @@ fn turn_selection_keeps_original_numbers_and_drops_the_rest() -> anyhow::Result<
 
     tracebook()
         .arg("render")
-        .arg(fixtures().join("claude-code/outcome-evidence/session.jsonl"))
+        .arg(sample())
         .args(["--turns", "90-99", "-o", "-"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("keeps none"));
     tracebook()
         .arg("render")
-        .arg(fixtures().join("claude-code/outcome-evidence/session.jsonl"))
+        .arg(sample())
         .args(["--turns", "4-2", "-o", "-"])
         .assert()
         .code(2)
@@ -292,9 +388,20 @@ fn embedded(html: &str) -> anyhow::Result<Json> {
 }
 
 fn rerender(input: &Path) -> anyhow::Result<(String, String)> {
-    let out = tracebook().arg("rerender").arg(input).args(["-o", "-"]).output()?;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    Ok((String::from_utf8(out.stdout)?, String::from_utf8(out.stderr)?))
+    let out = tracebook()
+        .arg("rerender")
+        .arg(input)
+        .args(["-o", "-"])
+        .output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok((
+        String::from_utf8(out.stdout)?,
+        String::from_utf8(out.stderr)?,
+    ))
 }
 
 #[test]
@@ -307,7 +414,10 @@ fn every_past_schema_version_rerenders() -> anyhow::Result<()> {
             let file = file?.path();
             let (html, _) = rerender(&file)?;
             let model = embedded(&html)?;
-            assert_eq!(model["schema_version"], tracebook::report::model::SCHEMA_VERSION);
+            assert_eq!(
+                model["schema_version"],
+                tracebook::report::model::SCHEMA_VERSION
+            );
             assert!(html.contains("<main"), "{} did not render", file.display());
             seen += 1;
         }
@@ -318,7 +428,7 @@ fn every_past_schema_version_rerenders() -> anyhow::Result<()> {
 
 #[test]
 fn a_current_notebook_rerenders_to_the_same_model() -> anyhow::Result<()> {
-    let file = fixtures().join("reports/v1/outcome-evidence.html");
+    let file = fixtures().join("reports/v1/sample.html");
     let before = embedded(&fs::read_to_string(&file)?)?;
     let (html, _) = rerender(&file)?;
     assert_eq!(embedded(&html)?, before);
@@ -332,7 +442,10 @@ fn missing_statuses_read_as_incomplete_and_unknown() -> anyhow::Result<()> {
     let model = embedded(&html)?;
     assert_eq!(model["turns"][0]["response_status"], "incomplete");
     assert_eq!(model["turns"][0]["steps"][0]["status"], "unknown");
-    assert_eq!(model["turns"][0]["steps"][1]["status"], "error", "a stated status is kept");
+    assert_eq!(
+        model["turns"][0]["steps"][1]["status"], "error",
+        "a stated status is kept"
+    );
     assert_eq!(model["summary"]["unknown"], 1);
     assert_eq!(model["summary"]["ok"], 0);
     assert_eq!(model["summary"]["complete"], 0);
