@@ -23,13 +23,18 @@ pub enum Command {
         #[command(subcommand)]
         action: AdaptersAction,
     },
+    /// List the sessions each harness keeps in its usual place, one row per session.
+    List(ListArgs),
+    /// Render a notebook again from the report embedded in it, with the current templates.
+    Rerender(RerenderArgs),
 }
 
 /// `tracebook render`.
 #[derive(Debug, Args)]
 pub struct RenderArgs {
     /// A session file, or a folder holding sessions (the newest is rendered).
-    pub input: PathBuf,
+    #[arg(required_unless_present_any = ["session", "all"], conflicts_with_all = ["session", "all"])]
+    pub input: Option<PathBuf>,
     /// Where to write; `-` for standard output. Default: the input's name with `.html`
     /// (or `.json`) in the current folder.
     #[arg(short, long, value_name = "OUT")]
@@ -53,6 +58,79 @@ pub struct RenderArgs {
     /// out of the file, not hidden).
     #[arg(long, value_enum, default_value_t = View::Full)]
     pub view: View,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Rendering listed sessions by id, or all of them.
+    #[command(flatten)]
+    pub pick: PickArgs,
+    /// Keeping only some turns.
+    #[command(flatten)]
+    pub select: SelectArgs,
+}
+
+/// `render --session` / `render --all` and their filters (`--harness` filters too).
+#[derive(Debug, Args)]
+pub struct PickArgs {
+    /// Render the listed session with this id (a unique prefix is enough).
+    #[arg(long, value_name = "ID", conflicts_with = "all")]
+    pub session: Option<String>,
+    /// Render every listed session into the folder given with -o, plus an index.html.
+    #[arg(long, requires = "output")]
+    pub all: bool,
+    /// With --all: only sessions started at or after this date, time or age (2026-01-31, 7d).
+    #[arg(long, value_name = "WHEN", requires = "all")]
+    pub since: Option<String>,
+    /// With --all: only sessions whose project name contains this text.
+    #[arg(long, value_name = "TEXT", requires = "all")]
+    pub project: Option<String>,
+    /// With --all: render every session, even those unchanged since the last run.
+    #[arg(long, requires = "all")]
+    pub force: bool,
+}
+
+/// `--turns` / `--exclude-turns`.
+#[derive(Debug, Args)]
+pub struct SelectArgs {
+    /// Keep only these turns (`3-7,12`); links keep the original turn numbers.
+    #[arg(long, value_name = "LIST")]
+    pub turns: Option<String>,
+    /// Leave these turns out (`2,9-10`).
+    #[arg(long, value_name = "LIST")]
+    pub exclude_turns: Option<String>,
+}
+
+/// `tracebook list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print JSON (an array of rows) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Only sessions of this harness (an adapter name).
+    #[arg(long, value_name = "NAME")]
+    pub harness: Option<String>,
+    /// Only sessions started at or after this date, time or age (2026-01-31, 7d).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only sessions whose project name contains this text.
+    #[arg(long, value_name = "TEXT")]
+    pub project: Option<String>,
+    /// A folder of adapter YAML files that add to or replace the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub adapters: Option<PathBuf>,
+}
+
+/// `tracebook rerender`.
+#[derive(Debug, Args)]
+pub struct RerenderArgs {
+    /// A notebook written by tracebook (any past version).
+    pub input: PathBuf,
+    /// Where to write; `-` for standard output. Default: over the input.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<PathBuf>,
+    /// Keeping only some turns.
+    #[command(flatten)]
+    pub select: SelectArgs,
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,

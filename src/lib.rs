@@ -25,6 +25,8 @@
 //! - Reading and writing files happens only in [`run`] and [`adapters::load`].
 
 pub mod adapters;
+pub mod batch;
+pub mod catalog;
 pub mod cli;
 pub mod events;
 pub mod privacy;
@@ -49,14 +51,18 @@ pub enum Exit {
     Success,
     /// `--strict` and there were warnings: nothing was written.
     Strict,
+    /// `render --all`: some sessions could not be rendered; the rest and the index were written.
+    SomeFailed,
 }
 
 impl Exit {
-    /// The process exit code: 0 success, 1 strict failure (errors exit 2 in `main`).
+    /// The process exit code: 0 success, 1 strict failure, 3 some sessions of a batch failed
+    /// (errors exit 2 in `main`).
     pub fn code(self) -> u8 {
         match self {
             Exit::Success => 0,
             Exit::Strict => 1,
+            Exit::SomeFailed => 3,
         }
     }
 }
@@ -66,6 +72,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Render(args) => render_command(&args),
         Command::Adapters { action } => adapters_command(action),
+        Command::List(args) => list_command(&args),
+        Command::Rerender(args) => rerender_command(&args),
     }
 }
 
@@ -106,16 +114,21 @@ pub fn report_for(
 
 fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
     let set = AdapterSet::load(args.adapters.as_deref())?;
-    let generated_at = std::env::var("TRACEBOOK_GENERATED_AT").unwrap_or_else(|_| {
-        humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
-    });
-    let (report, warnings) = report_for(
-        &args.input,
-        &set,
-        args.harness.as_deref(),
-        &args.redact,
-        generated_at,
-    )?;
+    let selection = turn_selection(&args.select)?;
+    if args.pick.all {
+        return batch::render_all(args, &set, &selection);
+    }
+    let generated_at = generated_at();
+    let (input, harness) = match &args.pick.session {
+        Some(id) => {
+            let found = find_session(&set, id, args.harness.as_deref(), &args.redact)?;
+            (found.path, Some(found.harness))
+        }
+        None => (args.input.clone().unwrap_or_default(), args.harness.clone()),
+    };
+    let (mut report, warnings) =
+        report_for(&input, &set, harness.as_deref(), &args.redact, generated_at)?;
+    report::select::apply(&mut report, &selection).map_err(anyhow::Error::msg)?;
     let mut stderr = std::io::stderr().lock();
     if !args.quiet || args.strict {
         for w in &warnings {
@@ -145,7 +158,7 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
             s
         }
     };
-    let out = output_path(args);
+    let out = output_path(args, &input);
     if out.as_os_str() == "-" {
         let mut stdout = std::io::stdout().lock();
         match stdout
@@ -179,12 +192,11 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-fn output_path(args: &RenderArgs) -> PathBuf {
+fn output_path(args: &RenderArgs, input: &Path) -> PathBuf {
     if let Some(o) = &args.output {
         return o.clone();
     }
-    let stem = args
-        .input
+    let stem = input
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .filter(|s| !s.is_empty() && s != "." && s != "..")
@@ -213,6 +225,210 @@ fn adapters_command(action: AdaptersAction) -> anyhow::Result<Exit> {
             for path in adapters::dump(&dir)? {
                 writeln!(stdout, "wrote {}", path.display())?;
             }
+        }
+    }
+    Ok(Exit::Success)
+}
+
+/// The report generation time: `TRACEBOOK_GENERATED_AT` when set (tests pin it), else now.
+fn generated_at() -> String {
+    std::env::var("TRACEBOOK_GENERATED_AT").unwrap_or_else(|_| {
+        humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+    })
+}
+
+/// `--turns` / `--exclude-turns`, parsed.
+fn turn_selection(args: &cli::SelectArgs) -> anyhow::Result<report::select::TurnSelection> {
+    let parse = |flag: &str, v: &Option<String>| {
+        v.as_deref()
+            .map(|t| report::select::TurnSet::parse(flag, t))
+            .transpose()
+            .map_err(anyhow::Error::msg)
+    };
+    Ok(report::select::TurnSelection {
+        turns: parse("--turns", &args.turns)?,
+        exclude: parse("--exclude-turns", &args.exclude_turns)?,
+    })
+}
+
+/// Reads an environment variable of this process (discovery's view of the environment).
+fn process_var(name: &str) -> Option<std::ffi::OsString> {
+    std::env::var_os(name)
+}
+
+/// `--harness`, `--since`, `--project` as a catalog filter.
+fn catalog_filter(
+    set: &AdapterSet,
+    harness: Option<&str>,
+    since: Option<&str>,
+    project: Option<&str>,
+) -> anyhow::Result<catalog::Filter> {
+    if let Some(h) = harness {
+        if set.get(h).is_none() {
+            anyhow::bail!("unknown harness `{h}`; known: {}", set.names().join(", "));
+        }
+    }
+    Ok(catalog::Filter {
+        harness: harness.map(str::to_owned),
+        since: since
+            .map(|s| catalog::parse_since(s, std::time::SystemTime::now()))
+            .transpose()
+            .map_err(anyhow::Error::msg)?,
+        project: project.map(str::to_owned),
+    })
+}
+
+/// Finds the one listed session whose id is `id` or starts with it.
+fn find_session(
+    set: &AdapterSet,
+    id: &str,
+    harness: Option<&str>,
+    redact: &[String],
+) -> anyhow::Result<catalog::Found> {
+    let filter = catalog_filter(set, harness, None, None)?;
+    let found: Vec<catalog::Found> = catalog::discover(set, &process_var)
+        .into_iter()
+        .filter(|f| filter.admits_file(f))
+        .collect();
+    let rows: Vec<catalog::Entry> = catalog::summarize(found, set, redact, &generated_at())
+        .into_iter()
+        .filter_map(|(_, row)| row.ok())
+        .collect();
+    match catalog::by_id(&rows, id).as_slice() {
+        [one] => Ok(catalog::Found {
+            harness: one.harness.clone(),
+            path: one.path.clone(),
+        }),
+        [] => anyhow::bail!(
+            "no listed session has an id starting with `{id}` ({} session(s) listed; see `tracebook list`)",
+            rows.len()
+        ),
+        many => {
+            let mut msg = format!(
+                "session id `{id}` is ambiguous: {} sessions match; give more characters:",
+                many.len()
+            );
+            for e in many {
+                msg.push_str(&format!(
+                    "\n  {} {} {}",
+                    e.harness,
+                    e.id,
+                    e.started_at.as_deref().unwrap_or("-")
+                ));
+            }
+            anyhow::bail!(msg)
+        }
+    }
+}
+
+fn list_command(args: &cli::ListArgs) -> anyhow::Result<Exit> {
+    let set = AdapterSet::load(args.adapters.as_deref())?;
+    let filter = catalog_filter(
+        &set,
+        args.harness.as_deref(),
+        args.since.as_deref(),
+        args.project.as_deref(),
+    )?;
+    let found: Vec<catalog::Found> = catalog::discover(&set, &process_var)
+        .into_iter()
+        .filter(|f| filter.admits_file(f))
+        .collect();
+    let listed = catalog::summarize(found, &set, &[], &generated_at());
+    let mut rows = Vec::new();
+    let mut stderr = std::io::stderr().lock();
+    for (found, row) in listed {
+        match row {
+            Ok(e) if filter.admits(&e) => rows.push(e),
+            Ok(_) => {}
+            Err(e) => {
+                writeln!(stderr, "warning: {}: skipped: {e}", found.harness).ok();
+            }
+        }
+    }
+    // Newest first; sessions without a start time last, then by harness and id.
+    rows.sort_by(|a, b| {
+        b.started_at
+            .cmp(&a.started_at)
+            .then_with(|| a.harness.cmp(&b.harness))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    let mut text = String::new();
+    if args.json {
+        text = serde_json::to_string_pretty(&rows).context("writing the list")?;
+        text.push('\n');
+    } else {
+        use std::fmt::Write as _;
+        let _ = writeln!(
+            text,
+            "{:<12} {:<38} {:<20} {:<20} {:>5} {:>6} {:>6}",
+            "HARNESS", "ID", "PROJECT", "STARTED", "TURNS", "TOOLS", "ERRORS"
+        );
+        for e in &rows {
+            let _ = writeln!(
+                text,
+                "{:<12} {:<38} {:<20} {:<20} {:>5} {:>6} {:>6}",
+                e.harness,
+                e.id,
+                e.project.as_deref().unwrap_or("-"),
+                e.started_at
+                    .as_deref()
+                    .map(|s| s.chars().take(19).collect::<String>())
+                    .unwrap_or_else(|| "-".to_owned()),
+                e.turns,
+                e.tool_calls,
+                e.errors
+            );
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(e).context("writing to standard output")
+        }
+        _ => Ok(Exit::Success),
+    }
+}
+
+fn rerender_command(args: &cli::RerenderArgs) -> anyhow::Result<Exit> {
+    let name = args.input.display().to_string();
+    let html = std::fs::read_to_string(&args.input).with_context(|| format!("reading {name}"))?;
+    let back = report::compat::read(&html).with_context(|| name.clone())?;
+    let mut report = back.report;
+    report::select::apply(&mut report, &turn_selection(&args.select)?)
+        .map_err(anyhow::Error::msg)?;
+    let bytes = render::html(&report).context("rendering the notebook")?;
+    let out = args.output.clone().unwrap_or_else(|| args.input.clone());
+    if out.as_os_str() == "-" {
+        let mut stdout = std::io::stdout().lock();
+        match stdout
+            .write_all(bytes.as_bytes())
+            .and_then(|_| stdout.flush())
+        {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                return Err(e).context("writing to standard output");
+            }
+            _ => {}
+        }
+    } else {
+        std::fs::write(&out, bytes.as_bytes())
+            .with_context(|| format!("writing {}", out.display()))?;
+    }
+    if !args.quiet {
+        let mut stderr = std::io::stderr().lock();
+        for note in &back.notes {
+            writeln!(stderr, "note: {name}: {note}").ok();
+        }
+        if out.as_os_str() != "-" {
+            writeln!(
+                stderr,
+                "wrote {} (from schema version {})",
+                out.display(),
+                back.from_version
+            )
+            .ok();
         }
     }
     Ok(Exit::Success)

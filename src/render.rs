@@ -25,14 +25,18 @@ const COMPACT_HEAD_LINES: usize = 20;
 /// Output longer than this many bytes is split the same way.
 const OUTPUT_HEAD_BYTES: usize = 16 * 1024;
 
-static CSP: LazyLock<String> = LazyLock::new(|| {
+static CSP: LazyLock<String> = LazyLock::new(|| csp_for(JS, CSS));
+
+/// The Content-Security-Policy of a page whose only script and style are `js` and `css`,
+/// allowed by hash; every network load is forbidden.
+fn csp_for(js: &str, css: &str) -> String {
     format!(
         "default-src 'none'; script-src '{}'; style-src '{}'; img-src data:; \
          base-uri 'none'; form-action 'none'",
-        hash(JS),
-        hash(CSS)
+        hash(js),
+        hash(css)
     )
-});
+}
 
 fn hash(text: &str) -> String {
     let digest = Sha256::digest(text.as_bytes());
@@ -583,6 +587,60 @@ impl SafeHtml {
     fn rendered(html: String) -> Self {
         Self::trusted(html)
     }
+}
+
+const INDEX_CSS: &str = include_str!("../assets/index.css");
+const INDEX_JS: &str = include_str!("../assets/index.js");
+
+static INDEX_CSP: LazyLock<String> = LazyLock::new(|| csp_for(INDEX_JS, INDEX_CSS));
+
+/// One row of the batch index.
+#[derive(Debug, Clone)]
+pub struct IndexRow {
+    /// Adapter name.
+    pub harness: String,
+    /// Session id (or file name).
+    pub id: String,
+    /// The notebook's file name in the same folder; `None` when it could not be rendered.
+    pub href: Option<String>,
+    /// Privacy-filtered project.
+    pub project: Option<String>,
+    /// First timestamp.
+    pub started_at: Option<String>,
+    /// Turns.
+    pub turns: usize,
+    /// Tool calls.
+    pub tool_calls: usize,
+    /// Tool calls with status error.
+    pub errors: usize,
+    /// First prompt's first line.
+    pub title: Option<String>,
+    /// Why it could not be rendered.
+    pub error: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "index.html")]
+struct IndexTemplate<'a> {
+    rows: &'a [IndexRow],
+    failed: usize,
+    tool_version: &'a str,
+    csp: SafeHtml,
+    css: SafeHtml,
+    js: SafeHtml,
+}
+
+/// Renders the offline index of a batch: a sortable, filterable table linking each notebook.
+pub fn index(rows: &[IndexRow]) -> askama::Result<String> {
+    IndexTemplate {
+        rows,
+        failed: rows.iter().filter(|r| r.error.is_some()).count(),
+        tool_version: env!("CARGO_PKG_VERSION"),
+        csp: SafeHtml::asset_text(&INDEX_CSP),
+        css: SafeHtml::asset(INDEX_CSS),
+        js: SafeHtml::asset(INDEX_JS),
+    }
+    .render()
 }
 
 #[cfg(test)]

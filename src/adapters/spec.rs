@@ -54,6 +54,8 @@ pub struct AdapterSpec {
     pub tables: BTreeMap<String, Table>,
     /// The stage and category names this adapter's failure lines may carry.
     pub failures: FailureVocabulary,
+    /// Where this harness keeps its sessions, for `tracebook list` and `render --all`.
+    pub discover: Option<DiscoverSpec>,
 }
 
 /// The allowlists of a failure line's `stage` and `category` (issue 4). Tables that feed those
@@ -67,6 +69,36 @@ pub struct FailureVocabulary {
     /// Why a run can fail, in this harness's terms.
     #[serde(default)]
     pub categories: Vec<String>,
+}
+
+/// Where a harness keeps its sessions on disk.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiscoverSpec {
+    /// Candidate base folders, tried in order: the first whose variable is set is used.
+    pub root: Vec<RootSpec>,
+    /// Glob patterns, relative to the base folder, of main session files (`*` stays inside
+    /// one folder, `**` crosses folders).
+    pub files: Vec<String>,
+    /// File-name patterns that are never main session files (subagent transcripts, say).
+    #[serde(default)]
+    pub exclude: Vec<String>,
+}
+
+/// One candidate base folder: an environment variable or a folder under the home folder,
+/// optionally followed by a relative path.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RootSpec {
+    /// An environment variable holding a folder (`CODEX_HOME`).
+    #[serde(default)]
+    pub env: Option<String>,
+    /// A folder relative to the home folder (`.claude`); `""` is the home folder itself.
+    #[serde(default)]
+    pub home: Option<String>,
+    /// A relative path appended to the folder (`opencode` after `XDG_DATA_HOME`).
+    #[serde(default)]
+    pub join: Option<String>,
 }
 
 /// How an input is read.
@@ -504,6 +536,7 @@ struct RawAdapter {
     event_map: Vec<RawRule>,
     #[serde(default)]
     failures: FailureVocabulary,
+    discover: Option<DiscoverSpec>,
 }
 
 #[derive(Deserialize, Default)]
@@ -765,6 +798,17 @@ pub fn is_table_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
+/// A path that stays inside its base folder: relative, without `..`.
+fn relative_path(p: &str) -> Result<(), String> {
+    if p.starts_with('/') || p.starts_with('~') || p.contains('\\') || p.contains(':') {
+        return Err(format!("`{p}` must be a relative path with `/` separators"));
+    }
+    if p.split('/').any(|seg| seg == "..") {
+        return Err(format!("`{p}` must not climb out of its folder with `..`"));
+    }
+    Ok(())
+}
+
 struct Validator<'a> {
     file: &'a str,
     tables: &'a BTreeMap<String, RawTable>,
@@ -871,6 +915,9 @@ impl Validator<'_> {
         };
         let event_map = self.rules("event_map", raw.event_map, &mut targets)?;
         let tables = self.tables(raw_tables, &targets)?;
+        if let Some(d) = &raw.discover {
+            self.discover(d)?;
+        }
         Ok(AdapterSpec {
             name: raw.name,
             label: raw.label,
@@ -881,6 +928,7 @@ impl Validator<'_> {
             event_map,
             tables,
             failures: self.failures.clone(),
+            discover: raw.discover,
         })
     }
 
@@ -950,6 +998,49 @@ impl Validator<'_> {
                 &format!("{field}.join.children.into"),
                 "children need `into`, the key that receives their list",
             ));
+        }
+        Ok(())
+    }
+
+    fn discover(&self, d: &DiscoverSpec) -> Result<(), AdapterError> {
+        if d.root.is_empty() {
+            return Err(self.invalid("discover.root", "name at least one base folder"));
+        }
+        for (i, r) in d.root.iter().enumerate() {
+            let field = format!("discover.root[{i}]");
+            match (&r.env, &r.home) {
+                (Some(v), None) if !v.is_empty() => {}
+                (None, Some(_)) => {}
+                _ => {
+                    return Err(self.invalid(
+                        &field,
+                        "give exactly one of `env` (a variable name) or `home` (a folder under \
+                         the home folder)",
+                    ));
+                }
+            }
+            for (key, rel) in [("home", &r.home), ("join", &r.join)] {
+                if let Some(rel) = rel {
+                    relative_path(rel).map_err(|m| self.invalid(&format!("{field}.{key}"), m))?;
+                }
+            }
+        }
+        if d.files.is_empty() {
+            return Err(self.invalid("discover.files", "name at least one file pattern"));
+        }
+        for (i, f) in d.files.iter().enumerate() {
+            let field = format!("discover.files[{i}]");
+            relative_path(f).map_err(|m| self.invalid(&field, m))?;
+            glob::Pattern::new(f)
+                .map_err(|e| self.invalid(&field, format!("bad pattern `{f}`: {e}")))?;
+        }
+        for (i, f) in d.exclude.iter().enumerate() {
+            let field = format!("discover.exclude[{i}]");
+            if f.contains('/') {
+                return Err(self.invalid(&field, format!("`{f}` must be a file name pattern")));
+            }
+            glob::Pattern::new(f)
+                .map_err(|e| self.invalid(&field, format!("bad pattern `{f}`: {e}")))?;
         }
         Ok(())
     }

@@ -119,6 +119,13 @@ fn replace_prefix(text: &str, prefix: &str, with: &str) -> String {
     out
 }
 
+/// Replaces every home folder (and Claude's dash-encoded form) in a message with `~`, for text
+/// that names no session, such as a batch's error lines.
+pub fn scrub_home(text: &str) -> String {
+    let out = HOME.replace_all(text, "~");
+    DASHED_HOME.replace_all(&out, "-~-").into_owned()
+}
+
 /// The last segment of a working directory: the project's name.
 pub fn project_name(cwd: &str) -> String {
     cwd.trim_end_matches(['/', '\\'])

@@ -1,8 +1,10 @@
 //! The report: turns and facts as plain serde data ([`model`]), and the Markdown path
 //! ([`markdown`]) that turns assistant text into sanitized HTML at render time.
 
+pub mod compat;
 pub mod markdown;
 pub mod model;
+pub mod select;
 
 use crate::events::{Session, ToolStatus};
 use crate::privacy::Redacted;
@@ -37,24 +39,7 @@ pub fn build(
         .enumerate()
         .map(|(i, s)| subagent_view(s, &format!("u{}", i + 1)))
         .collect::<Vec<_>>();
-    let mut summary = Summary {
-        turns: turns.len(),
-        ..Summary::default()
-    };
-    for t in &turns {
-        match t.response_status {
-            crate::projection::ResponseStatus::Complete => summary.complete += 1,
-            crate::projection::ResponseStatus::Incomplete => summary.incomplete += 1,
-        }
-    }
-    for_each_call(&turns, &mut |c| {
-        summary.tool_calls += 1;
-        match c.status {
-            ToolStatus::Ok => summary.ok += 1,
-            ToolStatus::Error => summary.error += 1,
-            ToolStatus::Unknown => summary.unknown += 1,
-        }
-    });
+    let summary = summarize(&turns);
     Report {
         schema_version: SCHEMA_VERSION,
         meta: Meta {
@@ -95,7 +80,32 @@ pub fn build(
                 message: w.message.clone(),
             })
             .collect(),
+        selection: None,
     }
+}
+
+/// Totals over turns: response statuses of the turns, tool-call statuses of every call
+/// (subagents' included).
+pub fn summarize(turns: &[TurnView]) -> Summary {
+    let mut summary = Summary {
+        turns: turns.len(),
+        ..Summary::default()
+    };
+    for t in turns {
+        match t.response_status {
+            crate::projection::ResponseStatus::Complete => summary.complete += 1,
+            crate::projection::ResponseStatus::Incomplete => summary.incomplete += 1,
+        }
+    }
+    for_each_call(turns, &mut |c| {
+        summary.tool_calls += 1;
+        match c.status {
+            ToolStatus::Ok => summary.ok += 1,
+            ToolStatus::Error => summary.error += 1,
+            ToolStatus::Unknown => summary.unknown += 1,
+        }
+    });
+    summary
 }
 
 /// Visits every tool call, subagents' included, in order.

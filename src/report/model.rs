@@ -37,6 +37,22 @@ pub struct Report {
     /// What could not be read, naming input and line.
     #[serde(default)]
     pub warnings: Vec<WarningView>,
+    /// Present when only some turns were kept (`--turns`, `--exclude-turns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<Selection>,
+}
+
+/// Which turns a report keeps, when not all of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Selection {
+    /// The `--turns` value, normalized (`3-7,12`).
+    pub turns: Option<String>,
+    /// The `--exclude-turns` value, normalized.
+    pub exclude: Option<String>,
+    /// The numbers of the kept turns.
+    pub kept: Vec<usize>,
+    /// How many turns the session had.
+    pub of: usize,
 }
 
 /// Facts about the tracebook run, kept apart so tests can pin them.

@@ -4,6 +4,7 @@ mod adapters; // user adapters: adding, replacing, rejecting
 mod browser; // real headless Chromium: the page as a reader opens it
 mod cli; // the binary: commands, output files, exit codes, bad input
 mod corpus; // every real session under $TRACEBOOK_CORPUS renders with the invariants
+mod everyday; // list, render --session/--all, index, manifest, turn selection, rerender
 mod failures; // failure facts: one bounded, allowlisted line per failed run, no raw text
 mod html; // the notebook: self-contained, offline, escaped, linkable
 mod opencode; // OpenCode in every native layout: export, run output, storage tree, opencode.db

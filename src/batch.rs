@@ -1,0 +1,401 @@
+//! `tracebook render --all -o DIR`: every listed session rendered in parallel into one folder,
+//! with an offline `index.html` and a manifest so that a second run re-renders only sessions
+//! whose source changed. One broken session never stops the batch.
+
+use anyhow::Context as _;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{IsTerminal as _, Write as _};
+use std::path::Path;
+use std::time::UNIX_EPOCH;
+
+use crate::adapters::AdapterSet;
+use crate::catalog::{self, Entry, Filter, Found};
+use crate::cli::{Format, RenderArgs};
+use crate::render::{self, IndexRow};
+use crate::report::select::{self, TurnSelection};
+use crate::{Exit, report_for};
+
+/// The manifest's file name inside the output folder.
+pub const MANIFEST: &str = ".tracebook-manifest.json";
+const MANIFEST_VERSION: u32 = 1;
+
+/// What the last run over a folder rendered, keyed on each source's size and mtime.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Format version of this file.
+    pub version: u32,
+    /// Everything besides the source that shapes a notebook (tool version, redactions, turn
+    /// selection, adapters folder, strictness); a change re-renders everything.
+    pub options: String,
+    /// One entry per session file, keyed by a hash of its path (so the manifest names no
+    /// home folder).
+    pub sessions: BTreeMap<String, ManifestEntry>,
+}
+
+/// One session of the manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestEntry {
+    /// Adapter name.
+    pub harness: String,
+    /// The session file's name, without its folders.
+    pub name: String,
+    /// Source size in bytes.
+    pub size: u64,
+    /// Source modification time, nanoseconds since the Unix epoch.
+    pub mtime_ns: u128,
+    /// The session's row, when it could be read.
+    pub row: Option<Entry>,
+    /// The notebook's file name in the folder, when one was written.
+    pub file: Option<String>,
+    /// Why it could not be rendered.
+    pub error: Option<String>,
+}
+
+/// The manifest key of a session file: SHA-256 of its path.
+fn key(path: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(path.as_os_str().as_encoded_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Size and modification time of a file, what decides whether it changed.
+fn stamp(path: &Path) -> Option<(u64, u128)> {
+    let m = std::fs::metadata(path).ok()?;
+    let mtime = m
+        .modified()
+        .ok()?
+        .duration_since(UNIX_EPOCH)
+        .ok()?
+        .as_nanos();
+    Some((m.len(), mtime))
+}
+
+impl Manifest {
+    fn read(dir: &Path) -> Option<Self> {
+        let text = std::fs::read_to_string(dir.join(MANIFEST)).ok()?;
+        serde_json::from_str::<Self>(&text)
+            .ok()
+            .filter(|m| m.version == MANIFEST_VERSION)
+    }
+
+    fn write(&self, dir: &Path) -> anyhow::Result<()> {
+        let path = dir.join(MANIFEST);
+        let tmp = dir.join(format!("{MANIFEST}.tmp"));
+        let text = serde_json::to_string_pretty(self).context("writing the manifest")?;
+        std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))
+    }
+}
+
+/// Whether the last run's entry still stands for this session.
+fn still_good(
+    old: &ManifestEntry,
+    found: &Found,
+    now: (u64, u128),
+    filter: &Filter,
+    dir: &Path,
+) -> bool {
+    if old.harness != found.harness || (old.size, old.mtime_ns) != now {
+        return false;
+    }
+    if old.error.is_some() {
+        return true;
+    }
+    match &old.row {
+        Some(row) if !filter.admits(row) => true,
+        Some(_) => old.file.as_ref().is_some_and(|f| dir.join(f).is_file()),
+        None => false,
+    }
+}
+
+/// A safe, unique notebook file name for a session: `<harness>-<file stem>.html`.
+fn file_name(found: &Found, taken: &mut BTreeSet<String>) -> String {
+    let stem: String = catalog::stem(&found.path)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    let base = format!("{}-{stem}", found.harness);
+    let mut name = format!("{base}.html");
+    let mut n = 2;
+    while !taken.insert(name.clone()) {
+        name = format!("{base}-{n}.html");
+        n += 1;
+    }
+    name
+}
+
+/// What every session of a batch shares.
+struct Job<'a> {
+    dir: &'a Path,
+    args: &'a RenderArgs,
+    set: &'a AdapterSet,
+    sel: &'a TurnSelection,
+    filter: &'a Filter,
+    generated_at: &'a str,
+}
+
+/// Renders one session into the folder: its row, the file written, or why it could not.
+fn render_one(
+    job: &Job<'_>,
+    found: &Found,
+    file: &str,
+) -> (Option<Entry>, Option<String>, Option<String>) {
+    match try_render(job, found, file) {
+        Ok((row, written)) => (Some(row), written, None),
+        Err(e) => (None, None, Some(catalog::error_text(&e, &found.path))),
+    }
+}
+
+/// Reads a session; writes its notebook when it passes the filters.
+fn try_render(job: &Job<'_>, found: &Found, file: &str) -> anyhow::Result<(Entry, Option<String>)> {
+    let (mut report, warnings) = report_for(
+        &found.path,
+        job.set,
+        Some(&found.harness),
+        &job.args.redact,
+        job.generated_at.to_owned(),
+    )?;
+    if let (true, Some(first)) = (job.args.strict, warnings.first()) {
+        anyhow::bail!(
+            "{} warning(s) and --strict is set (first: {first})",
+            warnings.len()
+        );
+    }
+    let row = Entry::from_report(found, &report);
+    if !job.filter.admits(&row) {
+        return Ok((row, None));
+    }
+    select::apply(&mut report, job.sel).map_err(anyhow::Error::msg)?;
+    let html = render::html(&report).context("rendering the notebook")?;
+    let out = job.dir.join(file);
+    std::fs::write(&out, html).with_context(|| format!("writing {file}"))?;
+    Ok((row, Some(file.to_owned())))
+}
+
+/// `render --all -o DIR`.
+pub fn render_all(
+    args: &RenderArgs,
+    set: &AdapterSet,
+    sel: &TurnSelection,
+) -> anyhow::Result<Exit> {
+    if args.format != Format::Html {
+        anyhow::bail!("--all writes HTML notebooks and an index; --format json is for one session");
+    }
+    let Some(dir) = args.output.clone() else {
+        anyhow::bail!("--all needs an output folder: -o DIR");
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let filter = crate::catalog_filter(
+        set,
+        args.harness.as_deref(),
+        args.pick.since.as_deref(),
+        args.pick.project.as_deref(),
+    )?;
+    let found: Vec<Found> = catalog::discover(set, &crate::process_var)
+        .into_iter()
+        .filter(|f| filter.admits_file(f))
+        .collect();
+    let options = format!(
+        "tracebook {}; redact {:?}; turns {:?}; exclude {:?}; adapters {:?}; strict {}",
+        env!("CARGO_PKG_VERSION"),
+        args.redact,
+        sel.turns.as_ref().map(ToString::to_string),
+        sel.exclude.as_ref().map(ToString::to_string),
+        args.adapters,
+        args.strict
+    );
+    let old = Manifest::read(&dir)
+        .filter(|m| m.options == options && !args.pick.force)
+        .unwrap_or_default();
+
+    // Decide, in path order, what to keep and what to render; names are fixed before the
+    // parallel part so they do not depend on scheduling.
+    let mut taken: BTreeSet<String> = old
+        .sessions
+        .values()
+        .filter_map(|e| e.file.clone())
+        .collect();
+    let mut kept: BTreeMap<String, ManifestEntry> = BTreeMap::new();
+    let mut todo: Vec<(Found, (u64, u128), String)> = Vec::new();
+    for f in found {
+        let now = stamp(&f.path).unwrap_or((0, 0));
+        match old.sessions.get(&key(&f.path)) {
+            Some(e) if still_good(e, &f, now, &filter, &dir) => {
+                kept.insert(key(&f.path), e.clone());
+            }
+            Some(ManifestEntry {
+                file: Some(name), ..
+            }) => {
+                let name = name.clone();
+                todo.push((f, now, name));
+            }
+            _ => {
+                let name = file_name(&f, &mut taken);
+                todo.push((f, now, name));
+            }
+        }
+    }
+
+    let bar = progress(todo.len() as u64, args.quiet);
+    let generated_at = crate::generated_at();
+    let job = Job {
+        dir: &dir,
+        args,
+        set,
+        sel,
+        filter: &filter,
+        generated_at: &generated_at,
+    };
+    let done: Vec<(String, ManifestEntry)> = todo
+        .par_iter()
+        .map(|(f, now, name)| {
+            let (row, file, error) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                render_one(&job, f, name)
+            }))
+            .unwrap_or_else(|_| {
+                (
+                    None,
+                    None,
+                    Some("tracebook failed on this session (a bug: please report it)".to_owned()),
+                )
+            });
+            bar.inc(1);
+            let entry = ManifestEntry {
+                harness: f.harness.clone(),
+                name: crate::adapters::load::display_name(&f.path),
+                size: now.0,
+                mtime_ns: now.1,
+                row,
+                file,
+                error,
+            };
+            (key(&f.path), entry)
+        })
+        .collect();
+    bar.finish_and_clear();
+    let rendered = done.iter().filter(|(_, e)| e.file.is_some()).count();
+    let reused = kept.len();
+    kept.extend(done);
+
+    let rows = index_rows(&kept, &filter);
+    let index = render::index(&rows).context("rendering the index")?;
+    let index_path = dir.join("index.html");
+    std::fs::write(&index_path, index)
+        .with_context(|| format!("writing {}", index_path.display()))?;
+    Manifest {
+        version: MANIFEST_VERSION,
+        options,
+        sessions: kept,
+    }
+    .write(&dir)?;
+
+    let failed: Vec<&IndexRow> = rows.iter().filter(|r| r.error.is_some()).collect();
+    let mut stderr = std::io::stderr().lock();
+    for r in &failed {
+        writeln!(
+            stderr,
+            "error: {} {}: {}",
+            r.harness,
+            r.id,
+            r.error.as_deref().unwrap_or_default()
+        )
+        .ok();
+    }
+    if !args.quiet {
+        writeln!(
+            stderr,
+            "{} session(s) in {}: {rendered} rendered, {reused} unchanged, {} failed",
+            rows.len(),
+            index_path.display(),
+            failed.len()
+        )
+        .ok();
+    }
+    Ok(if failed.is_empty() {
+        Exit::Success
+    } else {
+        Exit::SomeFailed
+    })
+}
+
+/// The index rows: written notebooks that pass the filter, and every failure; newest first.
+fn index_rows(sessions: &BTreeMap<String, ManifestEntry>, filter: &Filter) -> Vec<IndexRow> {
+    let mut rows: Vec<IndexRow> = sessions
+        .values()
+        .filter_map(|e| match (&e.row, &e.error) {
+            (_, Some(err)) => Some(IndexRow {
+                harness: e.harness.clone(),
+                id: e.name.clone(),
+                href: None,
+                project: None,
+                started_at: None,
+                turns: 0,
+                tool_calls: 0,
+                errors: 0,
+                title: None,
+                error: Some(err.clone()),
+            }),
+            (Some(r), None) if filter.admits(r) && e.file.is_some() => Some(IndexRow {
+                harness: r.harness.clone(),
+                id: r.id.clone(),
+                href: e.file.clone(),
+                project: r.project.clone(),
+                started_at: r.started_at.clone(),
+                turns: r.turns,
+                tool_calls: r.tool_calls,
+                errors: r.errors,
+                title: r.title.clone(),
+                error: None,
+            }),
+            _ => None,
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.started_at
+            .cmp(&a.started_at)
+            .then_with(|| a.harness.cmp(&b.harness))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    rows
+}
+
+/// A progress bar on standard error: sessions done, throughput, time left. Hidden when
+/// standard error is not a terminal or `--quiet` is given.
+fn progress(len: u64, quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:30} {pos}/{len} sessions · {per_sec} · {eta} left")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_are_safe_and_unique() {
+        let mut taken = BTreeSet::new();
+        let f = Found {
+            harness: "codex".into(),
+            path: std::path::PathBuf::from("/x/rollout-a b.jsonl.zst"),
+        };
+        assert_eq!(file_name(&f, &mut taken), "codex-rollout-a_b.html");
+        assert_eq!(file_name(&f, &mut taken), "codex-rollout-a_b-2.html");
+    }
+}

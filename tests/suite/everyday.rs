@@ -1,0 +1,469 @@
+//! Everyday use (issue 8): `list`, `render --session`, `render --all` with its index and
+//! manifest, turn selection, and `rerender` of old notebooks. Sessions are found in a fake home
+//! folder built from the fixtures in a temporary directory.
+
+use predicates::prelude::*;
+use serde_json::Value as Json;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::{CANARIES, fixtures, tracebook};
+
+const FIXTURE_ID: &str = "5b0c1f9e-2c1d-4c7e-9a51-0d3f7e2a6b11";
+
+/// Copies a fixture into a Claude projects folder under a new session id, optionally moving it
+/// to another project or day.
+fn plant(
+    projects: &Path,
+    fixture: &str,
+    id: &str,
+    project: &str,
+    day: &str,
+) -> anyhow::Result<PathBuf> {
+    let text = fs::read_to_string(
+        fixtures()
+            .join("claude-code")
+            .join(fixture)
+            .join("session.jsonl"),
+    )?
+    .replace(FIXTURE_ID, id)
+    .replace(
+        "/Users/alice/work/shop",
+        &format!("/Users/alice/work/{project}"),
+    )
+    .replace("2026-03-02", day);
+    let dir = projects.join(format!("-Users-alice-work-{project}"));
+    fs::create_dir_all(&dir)?;
+    let path = dir.join(format!("{id}.jsonl"));
+    fs::write(&path, text)?;
+    Ok(path)
+}
+
+/// A home folder with four Claude Code sessions in two projects, a subagent file that must not
+/// be listed on its own, and one unreadable session.
+fn fake_home() -> anyhow::Result<tempfile::TempDir> {
+    let home = tempfile::tempdir()?;
+    let projects = home.path().join(".claude/projects");
+    plant(
+        &projects,
+        "ordered-steps",
+        "aaaa1111-0000-4000-8000-000000000001",
+        "shop",
+        "2026-03-02",
+    )?;
+    plant(
+        &projects,
+        "outcome-evidence",
+        "aaaa2222-0000-4000-8000-000000000002",
+        "shop",
+        "2026-03-05",
+    )?;
+    plant(
+        &projects,
+        "interrupted",
+        "bbbb3333-0000-4000-8000-000000000003",
+        "garden",
+        "2025-12-01",
+    )?;
+    let sub = plant(
+        &projects,
+        "subagent",
+        "cccc4444-0000-4000-8000-000000000004",
+        "garden",
+        "2026-03-04",
+    )?;
+    let sub_dir = sub.with_extension("").join("subagents");
+    fs::create_dir_all(&sub_dir)?;
+    for f in ["agent-a1b2c3d.jsonl", "agent-a1b2c3d.meta.json"] {
+        let text = fs::read_to_string(
+            fixtures()
+                .join("claude-code/subagent/session/subagents")
+                .join(f),
+        )?
+        .replace(FIXTURE_ID, "cccc4444-0000-4000-8000-000000000004");
+        fs::write(sub_dir.join(f), text)?;
+    }
+    fs::write(sub.with_file_name("agent-flat.jsonl"), "{}\n")?;
+    fs::write(
+        projects.join("-Users-alice-work-shop/broken.jsonl"),
+        "this is not json\n",
+    )?;
+    Ok(home)
+}
+
+fn list_json(home: &Path, extra: &[&str]) -> anyhow::Result<Vec<Json>> {
+    let out = tracebook()
+        .env("HOME", home)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .args(["list", "--json"])
+        .args(extra)
+        .output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+#[test]
+fn list_shows_every_session_of_the_home_folder() -> anyhow::Result<()> {
+    let home = fake_home()?;
+    let rows = list_json(home.path(), &[])?;
+    let ids: Vec<&str> = rows.iter().filter_map(|r| r["id"].as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "aaaa2222-0000-4000-8000-000000000002",
+            "cccc4444-0000-4000-8000-000000000004",
+            "aaaa1111-0000-4000-8000-000000000001",
+            "bbbb3333-0000-4000-8000-000000000003",
+        ],
+        "newest first, subagents and the broken file not listed as sessions"
+    );
+    let first = &rows[2];
+    assert_eq!(first["harness"], "claude-code");
+    assert_eq!(first["project"], "shop");
+    assert_eq!(first["turns"], 1);
+    assert_eq!(first["tool_calls"], 2);
+    assert_eq!(first["errors"], 0);
+    let text = serde_json::to_string(&rows)?;
+    for canary in CANARIES {
+        assert!(!text.contains(canary), "{canary} leaked into the list");
+    }
+    Ok(())
+}
+
+#[test]
+fn list_reports_a_broken_session_and_goes_on() -> anyhow::Result<()> {
+    let home = fake_home()?;
+    tracebook()
+        .env("HOME", home.path())
+        .arg("list")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("HARNESS"))
+        .stdout(predicate::str::contains("bbbb3333"))
+        .stderr(predicate::str::contains("broken.jsonl"))
+        .stderr(predicate::str::contains("alice").not());
+    Ok(())
+}
+
+#[test]
+fn list_filters_by_harness_since_and_project() -> anyhow::Result<()> {
+    let home = fake_home()?;
+    assert_eq!(list_json(home.path(), &["--project", "GARD"])?.len(), 2);
+    assert_eq!(list_json(home.path(), &["--since", "2026-03-03"])?.len(), 2);
+    assert_eq!(
+        list_json(home.path(), &["--harness", "claude-code"])?.len(),
+        4
+    );
+    tracebook()
+        .env("HOME", home.path())
+        .args(["list", "--harness", "nope"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown harness `nope`"));
+    tracebook()
+        .env("HOME", home.path())
+        .args(["list", "--since", "someday"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--since someday"));
+    Ok(())
+}
+
+#[test]
+fn claude_config_dir_replaces_the_default_location() -> anyhow::Result<()> {
+    let home = fake_home()?;
+    let config = tempfile::tempdir()?;
+    plant(
+        &config.path().join("projects"),
+        "tool-after-message",
+        "dddd5555-0000-4000-8000-000000000005",
+        "lab",
+        "2026-03-06",
+    )?;
+    let out = tracebook()
+        .env("HOME", home.path())
+        .env("CLAUDE_CONFIG_DIR", config.path())
+        .args(["list", "--json"])
+        .output()?;
+    let rows: Vec<Json> = serde_json::from_slice(&out.stdout)?;
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["id"], "dddd5555-0000-4000-8000-000000000005");
+    Ok(())
+}
+
+#[test]
+fn render_session_by_unique_prefix_and_refuses_an_ambiguous_one() -> anyhow::Result<()> {
+    let home = fake_home()?;
+    let out = tempfile::tempdir()?;
+    let file = out.path().join("s.html");
+    tracebook()
+        .env("HOME", home.path())
+        .args(["render", "--session", "bbbb"])
+        .arg("-o")
+        .arg(&file)
+        .assert()
+        .success();
+    assert!(fs::read_to_string(&file)?.contains("bbbb3333-0000-4000-8000-000000000003"));
+    tracebook()
+        .env("HOME", home.path())
+        .args(["render", "--session", "aaaa", "-o", "-"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("ambiguous"))
+        .stderr(predicate::str::contains(
+            "aaaa1111-0000-4000-8000-000000000001",
+        ))
+        .stderr(predicate::str::contains(
+            "aaaa2222-0000-4000-8000-000000000002",
+        ));
+    tracebook()
+        .env("HOME", home.path())
+        .args(["render", "--session", "zzzz", "-o", "-"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no listed session"));
+    Ok(())
+}
+
+fn render_all(home: &Path, out: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
+    tracebook()
+        .env("HOME", home)
+        .args(["render", "--all", "-o"])
+        .arg(out)
+        .args(extra)
+        .assert()
+}
+
+#[test]
+fn render_all_writes_notebooks_an_index_and_reports_failures() -> anyhow::Result<()> {
+    let home = fake_home()?;
+    let out = tempfile::tempdir()?;
+    render_all(home.path(), out.path(), &[])
+        .code(3)
+        .stderr(predicate::str::contains(
+            "4 rendered, 0 unchanged, 1 failed",
+        ))
+        .stderr(predicate::str::contains("broken.jsonl"));
+    let index = fs::read_to_string(out.path().join("index.html"))?;
+    for id in ["aaaa1111", "aaaa2222", "bbbb3333", "cccc4444"] {
+        let file = format!(
+            "claude-code-{id}-0000-4000-8000-00000000000{}.html",
+            &id[4..5]
+        );
+        assert!(
+            index.contains(&format!("href=\"{file}\"")),
+            "{file} not linked"
+        );
+        assert!(out.path().join(&file).is_file(), "{file} not written");
+    }
+    assert!(index.contains("could not be rendered"));
+    assert!(
+        index.contains(
+            "Content-Security-Policy\" content=\"default-src 'none'; script-src 'sha256-"
+        )
+    );
+    assert!(!index.contains("<script src"));
+    assert!(!index.contains("http://") && !index.contains("https://"));
+    for canary in CANARIES {
+        assert!(!index.contains(canary), "{canary} leaked into the index");
+    }
+
+    // A second run re-renders nothing; a changed source is rendered again; --force renders all.
+    render_all(home.path(), out.path(), &[])
+        .code(3)
+        .stderr(predicate::str::contains(
+            "0 rendered, 5 unchanged, 1 failed",
+        ));
+    let changed = home.path().join(
+        ".claude/projects/-Users-alice-work-garden/bbbb3333-0000-4000-8000-000000000003.jsonl",
+    );
+    let mut text = fs::read_to_string(&changed)?;
+    text.push('\n');
+    fs::write(&changed, text)?;
+    render_all(home.path(), out.path(), &[])
+        .code(3)
+        .stderr(predicate::str::contains(
+            "1 rendered, 4 unchanged, 1 failed",
+        ));
+    render_all(home.path(), out.path(), &["--force", "--quiet"])
+        .code(3)
+        .stderr(predicate::str::contains("rendered").not());
+    Ok(())
+}
+
+#[test]
+fn render_all_applies_the_filters() -> anyhow::Result<()> {
+    let home = fake_home()?;
+    fs::remove_file(
+        home.path()
+            .join(".claude/projects/-Users-alice-work-shop/broken.jsonl"),
+    )?;
+    let out = tempfile::tempdir()?;
+    render_all(home.path(), out.path(), &["--project", "garden"]).success();
+    let index = fs::read_to_string(out.path().join("index.html"))?;
+    assert!(index.contains("bbbb3333") && index.contains("cccc4444"));
+    assert!(!index.contains("aaaa1111"));
+    assert!(
+        !out.path()
+            .join("claude-code-aaaa1111-0000-4000-8000-000000000001.html")
+            .exists()
+    );
+    Ok(())
+}
+
+/// The four-turn sample session shipped in `examples/`.
+fn sample() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl")
+}
+
+fn report_json(args: &[&str]) -> anyhow::Result<Json> {
+    let out = tracebook()
+        .arg("render")
+        .arg(sample())
+        .args(["--format", "json", "-o", "-"])
+        .args(args)
+        .output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+#[test]
+fn turn_selection_keeps_original_numbers_and_drops_the_rest() -> anyhow::Result<()> {
+    let all = report_json(&[])?;
+    let total = all["turns"].as_array().map_or(0, Vec::len);
+    assert!(total >= 4, "fixture has {total} turns");
+    let some = report_json(&["--turns", "2-4", "--exclude-turns", "3"])?;
+    let numbers: Vec<u64> = some["turns"]
+        .as_array()
+        .map(|t| t.iter().filter_map(|t| t["number"].as_u64()).collect())
+        .unwrap_or_default();
+    assert_eq!(numbers, [2, 4]);
+    assert_eq!(some["turns"][0]["id"], "t2");
+    assert_eq!(some["summary"]["turns"], 2);
+    assert_eq!(some["selection"]["of"], total);
+    let third_prompt = all["turns"][2]["prompt"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(!third_prompt.is_empty());
+    assert!(!serde_json::to_string(&some)?.contains(third_prompt));
+
+    let html = tracebook()
+        .arg("render")
+        .arg(sample())
+        .args(["--turns", "2", "-o", "-"])
+        .output()?;
+    let html = String::from_utf8(html.stdout)?;
+    assert!(html.contains("id=\"t2\"") && !html.contains("id=\"t1\""));
+    assert!(html.contains("keeps 1 of the session"));
+
+    tracebook()
+        .arg("render")
+        .arg(sample())
+        .args(["--turns", "90-99", "-o", "-"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("keeps none"));
+    tracebook()
+        .arg("render")
+        .arg(sample())
+        .args(["--turns", "4-2", "-o", "-"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--turns 4-2"));
+    Ok(())
+}
+
+/// The report model embedded in a notebook.
+fn embedded(html: &str) -> anyhow::Result<Json> {
+    let text = tracebook::report::compat::embedded_json(html)?;
+    Ok(serde_json::from_str(text)?)
+}
+
+fn rerender(input: &Path) -> anyhow::Result<(String, String)> {
+    let out = tracebook()
+        .arg("rerender")
+        .arg(input)
+        .args(["-o", "-"])
+        .output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok((
+        String::from_utf8(out.stdout)?,
+        String::from_utf8(out.stderr)?,
+    ))
+}
+
+#[test]
+fn every_past_schema_version_rerenders() -> anyhow::Result<()> {
+    let dir = fixtures().join("reports");
+    let mut seen = 0;
+    for entry in fs::read_dir(&dir)? {
+        let version = entry?.path();
+        for file in fs::read_dir(&version)? {
+            let file = file?.path();
+            let (html, _) = rerender(&file)?;
+            let model = embedded(&html)?;
+            assert_eq!(
+                model["schema_version"],
+                tracebook::report::model::SCHEMA_VERSION
+            );
+            assert!(html.contains("<main"), "{} did not render", file.display());
+            seen += 1;
+        }
+    }
+    assert!(seen >= 2, "expected fixtures under {}", dir.display());
+    Ok(())
+}
+
+#[test]
+fn a_current_notebook_rerenders_to_the_same_model() -> anyhow::Result<()> {
+    let file = fixtures().join("reports/v1/sample.html");
+    let before = embedded(&fs::read_to_string(&file)?)?;
+    let (html, _) = rerender(&file)?;
+    assert_eq!(embedded(&html)?, before);
+    Ok(())
+}
+
+#[test]
+fn missing_statuses_read_as_incomplete_and_unknown() -> anyhow::Result<()> {
+    let file = fixtures().join("reports/v0/missing-statuses.html");
+    let (html, notes) = rerender(&file)?;
+    let model = embedded(&html)?;
+    assert_eq!(model["turns"][0]["response_status"], "incomplete");
+    assert_eq!(model["turns"][0]["steps"][0]["status"], "unknown");
+    assert_eq!(
+        model["turns"][0]["steps"][1]["status"], "error",
+        "a stated status is kept"
+    );
+    assert_eq!(model["summary"]["unknown"], 1);
+    assert_eq!(model["summary"]["ok"], 0);
+    assert_eq!(model["summary"]["complete"], 0);
+    assert!(notes.contains("read as incomplete") && notes.contains("read as unknown"));
+    Ok(())
+}
+
+#[test]
+fn rerender_refuses_a_page_without_a_report() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let page = dir.path().join("page.html");
+    fs::write(&page, "<!doctype html><p>hello</p>")?;
+    tracebook()
+        .arg("rerender")
+        .arg(&page)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("page.html"))
+        .stderr(predicate::str::contains("no embedded report"));
+    Ok(())
+}
