@@ -24,37 +24,46 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             "private-key",
             r"(?s)(?P<s>-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----)",
         ),
-        rule("anthropic-api-key", r"(?P<s>\bsk-ant-[A-Za-z0-9_-]{20,})"),
+        rule(
+            "anthropic-api-key",
+            r"(?P<s>(?-u:\b)sk-ant-[A-Za-z0-9_-]{20,})",
+        ),
         rule(
             "openai-api-key",
-            r"(?P<s>\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{32,})",
+            r"(?P<s>(?-u:\b)sk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{32,})",
         ),
         rule(
             "github-token",
-            r"(?P<s>\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}))",
+            r"(?P<s>(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}))",
         ),
-        rule("aws-access-key-id", r"(?P<s>\b(?:AKIA|ASIA)[0-9A-Z]{16}\b)"),
-        rule("slack-token", r"(?P<s>\bxox[abprs]-[A-Za-z0-9-]{10,})"),
+        rule(
+            "aws-access-key-id",
+            r"(?P<s>(?-u:\b)(?:AKIA|ASIA)[0-9A-Z]{16}(?-u:\b))",
+        ),
+        rule(
+            "slack-token",
+            r"(?P<s>(?-u:\b)xox[abprs]-[A-Za-z0-9-]{10,})",
+        ),
         rule(
             "stripe-key",
-            r"(?P<s>\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})",
+            r"(?P<s>(?-u:\b)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})",
         ),
-        rule("google-api-key", r"(?P<s>\bAIza[0-9A-Za-z_-]{35})"),
+        rule("google-api-key", r"(?P<s>(?-u:\b)AIza[0-9A-Za-z_-]{35})"),
         rule(
             "jwt",
-            r"(?P<s>\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})",
+            r"(?P<s>(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})",
         ),
         rule(
             "authorization-header",
-            r"(?i)\b(?:authorization|proxy-authorization)\s*[:=]\s*(?:bearer|basic|token)\s+(?P<s>[A-Za-z0-9._~+/=-]{8,})",
+            r"(?i)(?-u:\b)(?:authorization|proxy-authorization)\s*[:=]\s*(?:bearer|basic|token)\s+(?P<s>[A-Za-z0-9._~+/=-]{8,})",
         ),
         rule(
             "url-password",
-            r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:(?P<s>[^@\s/]+)@",
+            r"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:(?P<s>[^@\s/]+)@",
         ),
         rule(
             "secret-assignment",
-            r#"(?i)\b[A-Z0-9_.-]*(?:secret|token|passwd|password|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)[A-Z0-9_]*["']?\s*[=:]\s*(?:"(?P<q>[^"\n]{4,})"|'(?P<r>[^'\n]{4,})'|(?P<s>[^\s"'`,;{}()\[\]<>]{6,}))"#,
+            r#"(?i)(?-u:\b)[A-Z0-9_.-]*(?:secret|token|passwd|password|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)[A-Z0-9_]*["']?\s*[=:]\s*(?:"(?P<q>[^"\n]{4,})"|'(?P<r>[^'\n]{4,})'|(?P<s>[^\s"'`,;{}()\[\]<>]{6,}))"#,
         ),
     ]
 });
