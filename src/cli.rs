@@ -27,6 +27,19 @@ pub enum Command {
     List(ListArgs),
     /// Render a notebook again from the report embedded in it, with the current templates.
     Rerender(RerenderArgs),
+    /// Show, on small built-in sessions, what tracebook records that a naive reader misses.
+    Demo {
+        /// Which demonstration.
+        #[arg(value_enum)]
+        which: Demo,
+    },
+}
+
+/// `tracebook demo`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Demo {
+    /// One session per built-in harness, in its own format: each tool call's status and why.
+    ToolOutcomes,
 }
 
 /// `tracebook render`.

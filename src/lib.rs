@@ -28,6 +28,7 @@ pub mod adapters;
 pub mod batch;
 pub mod catalog;
 pub mod cli;
+pub mod demo;
 pub mod events;
 pub mod privacy;
 pub mod projection;
@@ -74,6 +75,15 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Adapters { action } => adapters_command(action),
         Command::List(args) => list_command(&args),
         Command::Rerender(args) => rerender_command(&args),
+        Command::Demo {
+            which: cli::Demo::ToolOutcomes,
+        } => {
+            let rows = demo::tool_outcomes()?;
+            std::io::stdout()
+                .write_all(demo::table(&rows).as_bytes())
+                .context("writing to standard output")?;
+            Ok(Exit::Success)
+        }
     }
 }
 

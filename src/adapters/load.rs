@@ -229,7 +229,7 @@ fn read_session(main: &Path, adapter: &Adapter, layout: &InputSpec) -> Result<Lo
         stack.extend(child.children.into_iter().rev());
     }
 
-    for path in subagent_files(main, spec) {
+    for (path, by_id, agent) in subagent_files(main, spec, session.facts.id.as_deref()) {
         let name = relative_name(main, &path);
         let mut interp = Interpreter::new(spec);
         match read_records(&path, spec, layout, &name, &mut warnings, &mut interp) {
@@ -240,12 +240,13 @@ fn read_session(main: &Path, adapter: &Adapter, layout: &InputSpec) -> Result<Lo
             }
         }
         let raw = interp.finish();
-        // A flat subagent file beside other sessions belongs to this one only when it says so.
-        if raw.facts.id.is_some() && raw.facts.id != session.facts.id {
+        // A flat subagent file beside other sessions belongs to this one only when it says so;
+        // one found under a folder named by the session's id belongs to it by where it is.
+        if !by_id && raw.facts.id.is_some() && raw.facts.id != session.facts.id {
             continue;
         }
         report_raw(&raw, &name, &mut warnings, &mut skipped);
-        let file_agent = agent_id_from_name(&path);
+        let file_agent = agent;
         let mut sub = normalizer.session(raw, &name, FailureScope::Subagent, &mut warnings);
         if !sub.events.is_empty() {
             let mut own = std::mem::take(&mut sub.subagents);
@@ -745,8 +746,14 @@ fn newest_session_file(
     })
 }
 
-/// Subagent files that belong beside `main`, by the adapter's `subagent_files` patterns.
-fn subagent_files(main: &Path, spec: &AdapterSpec) -> Vec<PathBuf> {
+/// Subagent files that belong beside `main`, by the adapter's `subagent_files` patterns, each
+/// with whether its pattern named the session's `{id}` (the file then belongs to the session by
+/// where it is, whatever session id it records itself) and the agent id its name carries.
+fn subagent_files(
+    main: &Path,
+    spec: &AdapterSpec,
+    id: Option<&str>,
+) -> Vec<(PathBuf, bool, Option<String>)> {
     let Some(dir) = main.parent() else {
         return Vec::new();
     };
@@ -756,6 +763,15 @@ fn subagent_files(main: &Path, spec: &AdapterSpec) -> Vec<PathBuf> {
         .unwrap_or_default();
     let mut out = Vec::new();
     for pattern in &spec.input.subagent_files {
+        let by_id = pattern.contains("{id}");
+        let pattern = match id {
+            // An id that could climb out of the folder is not used as a path segment.
+            Some(id) if !id.is_empty() && !id.contains(['/', '\\']) && id != ".." => {
+                pattern.replace("{id}", id)
+            }
+            _ if by_id => continue,
+            _ => pattern.clone(),
+        };
         let pattern = pattern.replace("{stem}", stem);
         let (sub, file_pat) = match pattern.rsplit_once('/') {
             Some((d, f)) => (dir.join(d), f.to_owned()),
@@ -776,18 +792,27 @@ fn subagent_files(main: &Path, spec: &AdapterSpec) -> Vec<PathBuf> {
             .collect();
         found.sort();
         for p in found {
-            if !out.contains(&p) {
-                out.push(p);
+            if !out.iter().any(|(q, _, _)| *q == p) {
+                let agent = p
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| agent_id_from_name(&file_pat, n));
+                out.push((p, by_id, agent));
             }
         }
     }
     out
 }
 
-/// `agent-<id>.jsonl` → `<id>`.
-fn agent_id_from_name(path: &Path) -> Option<String> {
-    let stem = path.file_stem()?.to_str()?;
-    stem.strip_prefix("agent-").map(str::to_owned)
+/// The agent id a subagent file's name carries: what the pattern's one `*` matched
+/// (`agent-*.jsonl` and `agent-a1.jsonl` give `a1`).
+fn agent_id_from_name(pattern: &str, name: &str) -> Option<String> {
+    let (head, tail) = pattern.split_once('*')?;
+    if tail.contains('*') {
+        return None;
+    }
+    let id = name.strip_prefix(head)?.strip_suffix(tail)?;
+    (!id.is_empty()).then(|| id.to_owned())
 }
 
 /// Matches `*` (any run of characters) in a file-name pattern.

@@ -118,7 +118,8 @@ pub struct InputSpec {
     #[serde(default)]
     pub document_extensions: Vec<String>,
     /// Sibling files or folders holding subagent sessions, as glob-like patterns relative to
-    /// the main file's folder; `{stem}` is the main file's name without extension.
+    /// the main file's folder; `{stem}` is the main file's name without extension, `{id}` the
+    /// main session's id.
     #[serde(default)]
     pub subagent_files: Vec<String>,
     /// For `tree` and `sqlite` inputs: how files or tables join into records.

@@ -189,3 +189,23 @@ fn redact_removes_the_users_own_strings() -> anyhow::Result<()> {
     assert!(text.contains("«redacted:user-string»"));
     Ok(())
 }
+
+#[test]
+fn the_tool_outcomes_demo_reads_each_harness_through_the_pipeline() -> anyhow::Result<()> {
+    let out = tracebook()
+        .args(["demo", "tool-outcomes"])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone())?;
+    for harness in ["Claude Code", "Codex CLI", "Gemini CLI", "OpenCode"] {
+        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with(harness)).collect();
+        assert_eq!(rows.len(), 3, "{text}");
+        assert!(
+            rows[0].contains("a tool was called  error    exit code "),
+            "{text}"
+        );
+        assert!(rows[1].contains("  ok  "), "{text}");
+        assert!(rows[2].contains("  unknown  "), "{text}");
+    }
+    Ok(())
+}

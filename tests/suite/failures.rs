@@ -1,9 +1,8 @@
 //! Failure facts (issue 4): one bounded, allowlisted line per failed run, no raw text.
 //!
-//! Codex, Gemini CLI and OpenCode are exercised through the test adapters in
-//! `tests/fixtures/adapters/failures/`, with records in each harness's own shapes; Claude Code
-//! through its built-in adapter. Every failing record carries raw error text, stderr, paths
-//! and planted secrets, which must reach neither the line, the JSON nor the HTML.
+//! Every harness is exercised through its built-in adapter, with records in its own shapes.
+//! Every failing record carries raw error text, stderr, paths and planted secrets, which must
+//! reach neither the line, the JSON nor the HTML.
 
 use serde_json::{Value, json};
 use std::fs;
@@ -11,8 +10,6 @@ use std::path::Path;
 
 use tracebook::adapters::AdapterSet;
 use tracebook::report::model::{Report, StepView, TurnView};
-
-use crate::fixtures;
 
 /// Raw error text as a harness writes it: task text, a path, a URL and credentials.
 const RAW: &str = "RAWERRORTEXT while editing /Users/alice/project/src/secret.rs for \
@@ -57,8 +54,10 @@ fn run_with(dir: &Path, harness: &str, records: &[Value]) -> anyhow::Result<Run>
     Ok(Run { report, json, html })
 }
 
+/// Runs records through a built-in adapter.
 fn run(harness: &str, records: &[Value]) -> anyhow::Result<Run> {
-    run_with(&fixtures().join("adapters/failures"), harness, records)
+    let tmp = tempfile::tempdir()?;
+    run_with(tmp.path(), harness, records)
 }
 
 impl Run {
@@ -190,6 +189,13 @@ fn codex_prompt(i: usize) -> Value {
            "payload": {"type": "user_message", "message": format!("case {i}")}})
 }
 
+/// An assistant message in the model-visible history.
+fn codex_answer(text: &str) -> Value {
+    json!({"timestamp": "2026-07-20T10:00:00.500Z", "type": "response_item",
+           "payload": {"type": "message", "role": "assistant",
+                       "content": [{"type": "output_text", "text": text}]}})
+}
+
 /// A rollout `error` event (snake_case error info).
 fn rollout_error(info: Value) -> Value {
     json!({"timestamp": "2026-04-01T10:00:01.000Z", "type": "event_msg",
@@ -224,7 +230,7 @@ fn codex_cases(cases: Vec<(Value, String)>) -> anyhow::Result<Run> {
         records.push(codex_prompt(i));
         records.push(record.clone());
     }
-    let run = run("codex-failures", &records)?;
+    let run = run("codex", &records)?;
     let expected: Vec<Option<String>> = cases.into_iter().map(|(_, l)| Some(l)).collect();
     assert_eq!(run.turn_failures(), expected);
     run.assert_turns_incomplete_when_failed();
@@ -236,7 +242,7 @@ fn codex_cases(cases: Vec<(Value, String)>) -> anyhow::Result<Run> {
 fn codex_unit_variants_map_in_both_spellings() -> anyhow::Result<()> {
     let mut cases = Vec::new();
     for (camel, snake, category) in CODEX_VARIANTS {
-        let want = line("Codex", "turn", category, "");
+        let want = line("Codex CLI", "turn", category, "");
         cases.push((app_turn_failed(json!(camel)), want.clone()));
         cases.push((app_error(json!(camel)), want.clone()));
         cases.push((rollout_error(json!(snake)), want.clone()));
@@ -250,8 +256,8 @@ fn codex_unit_variants_map_in_both_spellings() -> anyhow::Result<()> {
 fn codex_object_variants_keep_their_http_status_when_present() -> anyhow::Result<()> {
     let mut cases = Vec::new();
     for (camel, snake) in CODEX_HTTP_VARIANTS {
-        let with = line("Codex", "turn", snake, "; HTTP status: 502");
-        let without = line("Codex", "turn", snake, "");
+        let with = line("Codex CLI", "turn", snake, "; HTTP status: 502");
+        let without = line("Codex CLI", "turn", snake, "");
         cases.push((
             app_turn_failed(json!({*camel: {"httpStatusCode": 502}})),
             with.clone(),
@@ -272,10 +278,10 @@ fn codex_object_variants_keep_their_http_status_when_present() -> anyhow::Result
         // A value that is not an HTTP status is left out, never shown.
         cases.push((
             rollout_error(json!({*snake: {"http_status_code": RAW}})),
-            line("Codex", "turn", snake, ""),
+            line("Codex CLI", "turn", snake, ""),
         ));
     }
-    let steerable = line("Codex", "turn", "active_turn_not_steerable", "");
+    let steerable = line("Codex CLI", "turn", "active_turn_not_steerable", "");
     cases.push((
         app_error(json!({"activeTurnNotSteerable": {"turnKind": "review"}})),
         steerable.clone(),
@@ -290,7 +296,7 @@ fn codex_object_variants_keep_their_http_status_when_present() -> anyhow::Result
 
 #[test]
 fn codex_unrecognised_error_info_is_unknown_never_the_raw_word() -> anyhow::Result<()> {
-    let unknown = line("Codex", "turn", "unknown", "");
+    let unknown = line("Codex CLI", "turn", "unknown", "");
     let cases = vec![
         (app_error(json!("brandNewVariant")), unknown.clone()),
         (app_error(json!(RAW)), unknown.clone()),
@@ -335,33 +341,33 @@ fn codex_every_stage_is_named() -> anyhow::Result<()> {
     let cases = vec![
         (
             request("initialize"),
-            line("Codex", "initialize", "unknown", ""),
+            line("Codex CLI", "initialize", "unknown", ""),
         ),
         (
             request("thread/start"),
-            line("Codex", "thread-start", "unknown", ""),
+            line("Codex CLI", "thread-start", "unknown", ""),
         ),
         (
             request("turn/start"),
-            line("Codex", "turn-start", "unknown", ""),
+            line("Codex CLI", "turn-start", "unknown", ""),
         ),
         (
             app_error(json!("usageLimitExceeded")),
-            line("Codex", "turn", "usage_limit_exceeded", ""),
+            line("Codex CLI", "turn", "usage_limit_exceeded", ""),
         ),
         // Exit code and signal, apart and together.
         (
             exit("running", json!(1), Value::Null),
-            line("Codex", "process", "unknown", "; exit code: 1"),
+            line("Codex CLI", "process", "unknown", "; exit code: 1"),
         ),
         (
             exit("running", Value::Null, json!(9)),
-            line("Codex", "process", "unknown", "; signal: 9"),
+            line("Codex CLI", "process", "unknown", "; signal: 9"),
         ),
         (
             exit("shutdown", json!(137), json!(9)),
             line(
-                "Codex",
+                "Codex CLI",
                 "teardown",
                 "unknown",
                 "; exit code: 137; signal: 9",
@@ -369,12 +375,12 @@ fn codex_every_stage_is_named() -> anyhow::Result<()> {
         ),
         (
             exit("shutdown", json!(-1), json!("SIGKILL")),
-            line("Codex", "teardown", "unknown", "; exit code: -1"),
+            line("Codex CLI", "teardown", "unknown", "; exit code: -1"),
         ),
         // A stage the table does not know is unknown, never the method name.
         (
             request("thread/archive"),
-            line("Codex", "unknown", "unknown", ""),
+            line("Codex CLI", "unknown", "unknown", ""),
         ),
     ];
     codex_cases(cases)?;
@@ -385,7 +391,7 @@ fn codex_every_stage_is_named() -> anyhow::Result<()> {
 fn codex_success_and_local_cancellation_give_no_failure() -> anyhow::Result<()> {
     let records = vec![
         codex_prompt(0),
-        json!({"type": "event_msg", "payload": {"type": "agent_message", "message": "Done."}}),
+        codex_answer("Done."),
         json!({"type": "event_msg", "payload": {"type": "task_complete", "turn_id": "t1",
                "last_agent_message": "Done."}}),
         codex_prompt(1),
@@ -396,11 +402,11 @@ fn codex_success_and_local_cancellation_give_no_failure() -> anyhow::Result<()> 
         codex_prompt(3),
         json!({"method": "error", "params": {"willRetry": true,
                "error": {"message": RAW, "codexErrorInfo": "serverOverloaded"}}}),
-        json!({"type": "event_msg", "payload": {"type": "agent_message", "message": "Recovered."}}),
+        codex_answer("Recovered."),
         codex_prompt(4),
         json!({"type": "event_msg", "payload": {"type": "turn_aborted", "reason": "budget_limited"}}),
     ];
-    let run = run("codex-failures", &records)?;
+    let run = run("codex", &records)?;
     assert_eq!(
         run.turn_failures(),
         [
@@ -408,7 +414,7 @@ fn codex_success_and_local_cancellation_give_no_failure() -> anyhow::Result<()> 
             None,
             None,
             None,
-            Some(line("Codex", "turn", "budget_limited", ""))
+            Some(line("Codex CLI", "turn", "budget_limited", ""))
         ]
     );
     let statuses: Vec<&str> = run
@@ -435,16 +441,16 @@ fn codex_success_and_local_cancellation_give_no_failure() -> anyhow::Result<()> 
 fn a_failed_turn_is_incomplete_even_after_assistant_text() -> anyhow::Result<()> {
     let records = vec![
         codex_prompt(0),
-        json!({"type": "event_msg", "payload": {"type": "agent_message", "message": "Working on it."}}),
+        codex_answer("Working on it."),
         app_turn_failed(json!("contextWindowExceeded")),
     ];
-    let run = run("codex-failures", &records)?;
+    let run = run("codex", &records)?;
     let turn = &run.report.turns[0];
     assert_eq!(turn.response_status.as_str(), "incomplete");
     assert!(turn.response.is_none());
     assert!(matches!(&turn.steps[0], StepView::Assistant(t) if t.text == "Working on it."));
     assert!(run.html.contains(
-        "Product session failure (product: Codex; stage: turn; category: context_window_exceeded)"
+        "Product session failure (product: Codex CLI; stage: turn; category: context_window_exceeded)"
     ));
     run.assert_sanitized();
     Ok(())
@@ -468,9 +474,11 @@ fn gemini_error_kinds_and_stream_results() -> anyhow::Result<()> {
                    "timestamp": "2026-05-01T10:00:00Z"}),
             Some(line("Gemini CLI", "turn", "api_error", "")),
         ),
+        // A slash command's usage error is a notice about what the user typed.
         (
-            json!({"id": "m2", "type": "error", "content": RAW}),
-            Some(line("Gemini CLI", "turn", "unknown", "")),
+            json!({"id": "m2", "type": "error",
+                   "content": "Usage: /model set <model-name> [--persist]"}),
+            None,
         ),
         (
             result(err("FatalAuthenticationError")),
@@ -532,7 +540,7 @@ fn gemini_error_kinds_and_stream_results() -> anyhow::Result<()> {
         records.push(prompt(i));
         records.push(record.clone());
     }
-    let run = run("gemini-failures", &records)?;
+    let run = run("gemini-cli", &records)?;
     let expected: Vec<Option<String>> = cases.into_iter().map(|(_, l)| l).collect();
     assert_eq!(run.turn_failures(), expected);
     run.assert_turns_incomplete_when_failed();
@@ -541,20 +549,76 @@ fn gemini_error_kinds_and_stream_results() -> anyhow::Result<()> {
 }
 
 #[test]
-fn gemini_subagent_failure_says_subagent() -> anyhow::Result<()> {
-    let records = vec![
-        json!({"type": "user", "id": "u1", "content": [{"text": "Investigate."}]}),
-        json!({"type": "error", "id": "s1", "kind": "subagent", "agentId": "agent-1",
-               "content": format!("[API Error: {RAW}]")}),
-        json!({"type": "gemini", "id": "g1", "content": "Done."}),
-    ];
-    let run = run("gemini-failures", &records)?;
-    assert_eq!(run.report.turns[0].failure, None);
-    assert_eq!(run.report.turns[0].response_status.as_str(), "complete");
-    assert_eq!(
-        run.report.unlinked_subagents[0].turns[0].failure.as_deref(),
-        Some("Product subagent failure (product: Gemini CLI; stage: turn; category: api_error)")
-    );
+fn gemini_subagent_failure_sits_on_the_call_that_started_it() -> anyhow::Result<()> {
+    // A recording and its subagent's own file, in the folder named by the parent session's id.
+    let tmp = tempfile::tempdir()?;
+    let chats = tmp.path().join("chats");
+    fs::create_dir_all(chats.join("5f1c2a9e-main"))?;
+    let lines = |records: &[Value]| {
+        records
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n"
+    };
+    let main = chats.join("session-2026-05-01T10-00-5f1c2a9e.jsonl");
+    fs::write(
+        &main,
+        lines(&[
+            json!({"sessionId": "5f1c2a9e-main", "projectHash": "h", "kind": "main",
+                   "startTime": "2026-05-01T10:00:00Z", "lastUpdated": "2026-05-01T10:05:00Z"}),
+            json!({"id": "u1", "type": "user", "timestamp": "2026-05-01T10:00:00Z",
+                   "content": [{"text": "Investigate."}]}),
+            json!({"id": "g1", "type": "gemini", "timestamp": "2026-05-01T10:00:01Z",
+                   "content": "", "toolCalls": [{
+                "id": "call-1", "name": "invoke_agent", "status": "success", "agentId": "sub-1",
+                "args": {"agent_name": "investigator", "prompt": "look around"},
+                "resultDisplay": {"isSubagentProgress": true, "agentName": "investigator",
+                                  "state": "error", "recentActivity": []},
+                "result": [{"functionResponse": {"id": "call-1", "name": "invoke_agent",
+                    "response": {"output": "Subagent 'investigator' failed."}}}]}]}),
+            json!({"id": "g2", "type": "gemini", "timestamp": "2026-05-01T10:04:00Z",
+                   "content": "Done."}),
+        ]),
+    )?;
+    fs::write(
+        chats.join("5f1c2a9e-main/sub-1.jsonl"),
+        lines(&[
+            json!({"sessionId": "sub-1", "projectHash": "h", "kind": "subagent",
+                   "startTime": "2026-05-01T10:00:02Z"}),
+            json!({"id": "s0", "type": "user", "content": [{"text": "look around"}]}),
+            json!({"id": "s1", "type": "error", "content": format!("[API Error: {RAW}]")}),
+        ]),
+    )?;
+    let set = AdapterSet::load(Some(tmp.path()))?;
+    let (report, _) = tracebook::report_for(&main, &set, None, &[], "2026-01-01T00:00:00Z".into())?;
+    let run = Run {
+        json: serde_json::to_string(&report)?,
+        html: tracebook::render::html(&report)?,
+        report,
+    };
+    let want = "Product subagent failure (product: Gemini CLI; stage: turn; category: api_error)";
+    let turn = &run.report.turns[0];
+    assert_eq!(turn.failure, None);
+    assert_eq!(turn.response_status.as_str(), "complete");
+    let call = turn
+        .steps
+        .iter()
+        .find_map(|s| match s {
+            StepView::ToolCall(c) => Some(c),
+            _ => None,
+        })
+        .expect("the invoke_agent call");
+    let sub = call
+        .subagent
+        .as_ref()
+        .expect("the subagent is nested under its call");
+    assert_eq!(sub.turns[0].failure.as_deref(), Some(want));
+    assert_eq!(call.failure.as_deref(), Some(want));
+    // The harness wrote `success` on the call; the subagent's own state says it failed.
+    assert_eq!(call.status.as_str(), "error");
+    assert!(run.report.unlinked_subagents.is_empty());
     run.assert_sanitized();
     Ok(())
 }
@@ -575,7 +639,7 @@ fn opencode_error_names_with_and_without_http_status() -> anyhow::Result<()> {
     let message = |name: &str, data: Value| {
         json!({"info": {"id": "msg_a", "role": "assistant", "sessionID": "ses_1",
                         "error": {"name": name, "data": data}},
-               "parts": [{"type": "text", "text": RAW}]})
+               "parts": [{"type": "text", "text": "Partial answer."}]})
     };
     let api = json!({"message": RAW, "statusCode": 429, "isRetryable": true,
                      "responseBody": STDERR, "responseHeaders": {"x-api-key": "PLANTEDSECRET"}});
@@ -640,7 +704,7 @@ fn opencode_error_names_with_and_without_http_status() -> anyhow::Result<()> {
         records.push(prompt(i));
         records.push(record.clone());
     }
-    let run = run("opencode-failures", &records)?;
+    let run = run("opencode", &records)?;
     let expected: Vec<Option<String>> = cases.into_iter().map(|(_, l)| l).collect();
     assert_eq!(run.turn_failures(), expected);
     run.assert_turns_incomplete_when_failed();
