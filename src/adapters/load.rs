@@ -13,7 +13,7 @@ use super::joined;
 use super::normalize::Normalizer;
 use super::spec::{AdapterSpec, Condition, InputFormat, InputSpec, Pointer, ReplaySpec};
 use super::{Adapter, AdapterSet};
-use crate::events::{FailureScope, Session, Subagent};
+use crate::events::{EventKind, FailureScope, Session, Subagent};
 use crate::warning::Warning;
 
 /// How many records detection reads from the start of a file.
@@ -229,7 +229,19 @@ fn read_session(main: &Path, adapter: &Adapter, layout: &InputSpec) -> Result<Lo
         stack.extend(child.children.into_iter().rev());
     }
 
-    for (path, by_id, agent) in subagent_files(main, spec, session.facts.id.as_deref()) {
+    let agents: Vec<String> = session
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolCall(call) => call.agent_id.clone(),
+            _ => None,
+        })
+        .collect();
+    let names = Names {
+        id: session.facts.id.as_deref(),
+        agents: &agents,
+    };
+    for (path, by_id, agent) in subagent_files(main, spec, &names) {
         let name = relative_name(main, &path);
         let mut interp = Interpreter::new(spec);
         match read_records(&path, spec, layout, &name, &mut warnings, &mut interp) {
@@ -746,13 +758,26 @@ fn newest_session_file(
     })
 }
 
+/// What a `subagent_files` pattern may name: the main session's `{id}`, and `{agent}`, each
+/// subagent id the main session's calls record.
+struct Names<'a> {
+    id: Option<&'a str>,
+    agents: &'a [String],
+}
+
+/// A value usable as part of a file name: nothing that could climb out of the folder.
+fn name_part(value: &str) -> Option<&str> {
+    (!value.is_empty() && !value.contains(['/', '\\']) && value != "..").then_some(value)
+}
+
 /// Subagent files that belong beside `main`, by the adapter's `subagent_files` patterns, each
-/// with whether its pattern named the session's `{id}` (the file then belongs to the session by
-/// where it is, whatever session id it records itself) and the agent id its name carries.
+/// with whether its pattern named the session (`{id}` or `{agent}`: the file then belongs to
+/// the session by its name or place, whatever session id it records itself) and the agent id
+/// its name carries.
 fn subagent_files(
     main: &Path,
     spec: &AdapterSpec,
-    id: Option<&str>,
+    names: &Names<'_>,
 ) -> Vec<(PathBuf, bool, Option<String>)> {
     let Some(dir) = main.parent() else {
         return Vec::new();
@@ -761,43 +786,56 @@ fn subagent_files(
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or_default();
-    let mut out = Vec::new();
+    let mut out: Vec<(PathBuf, bool, Option<String>)> = Vec::new();
     for pattern in &spec.input.subagent_files {
         let by_id = pattern.contains("{id}");
-        let pattern = match id {
-            // An id that could climb out of the folder is not used as a path segment.
-            Some(id) if !id.is_empty() && !id.contains(['/', '\\']) && id != ".." => {
-                pattern.replace("{id}", id)
-            }
-            _ if by_id => continue,
-            _ => pattern.clone(),
+        let pattern = match names.id.and_then(name_part) {
+            Some(id) => pattern.replace("{id}", id),
+            None if by_id => continue,
+            None => pattern.clone(),
         };
         let pattern = pattern.replace("{stem}", stem);
-        let (sub, file_pat) = match pattern.rsplit_once('/') {
-            Some((d, f)) => (dir.join(d), f.to_owned()),
-            None => (dir.to_owned(), pattern.clone()),
+        // `{agent}`: one pattern per subagent the session names, the file named by that id.
+        let expanded: Vec<(String, Option<&str>)> = if pattern.contains("{agent}") {
+            names
+                .agents
+                .iter()
+                .filter_map(|a| name_part(a))
+                .map(|a| (pattern.replace("{agent}", a), Some(a)))
+                .collect()
+        } else {
+            vec![(pattern, None)]
         };
-        let Ok(entries) = std::fs::read_dir(&sub) else {
-            continue;
-        };
-        let mut found: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p != main && p.is_file())
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| wildcard(&file_pat, n))
-            })
-            .collect();
-        found.sort();
-        for p in found {
-            if !out.iter().any(|(q, _, _)| *q == p) {
-                let agent = p
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .and_then(|n| agent_id_from_name(&file_pat, n));
-                out.push((p, by_id, agent));
+        for (pattern, agent) in expanded {
+            let (sub, file_pat) = match pattern.rsplit_once('/') {
+                Some((d, f)) => (dir.join(d), f.to_owned()),
+                None => (dir.to_owned(), pattern.clone()),
+            };
+            let Ok(entries) = std::fs::read_dir(&sub) else {
+                continue;
+            };
+            let mut found: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p != main && p.is_file())
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| wildcard(&file_pat, n))
+                })
+                .collect();
+            found.sort();
+            for p in found {
+                if out.iter().any(|(q, _, _)| *q == p) {
+                    continue;
+                }
+                let from_name = || {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .and_then(|n| agent_id_from_name(&file_pat, n))
+                };
+                let id = agent.map(str::to_owned).or_else(from_name);
+                out.push((p, by_id || agent.is_some(), id));
             }
         }
     }

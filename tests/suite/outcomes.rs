@@ -66,6 +66,50 @@ fn codex_rollout_failure_surfaces_and_success_is_not_flagged() -> anyhow::Result
 }
 
 #[test]
+fn codex_paginated_rollout_reads_prompts_and_outcomes_from_turn_items() -> anyhow::Result<()> {
+    let path = fixtures().join("codex/paginated-rollout/session.jsonl");
+    let report = report(&path)?;
+    assert_eq!(report.turns.len(), 1);
+    let prompt = report.turns[0].prompt.as_ref().map(|p| p.text.as_str());
+    assert_eq!(prompt, Some("Run the tests."));
+    let s = statuses(&path)?;
+    assert_eq!(s["call_t1"], (ToolStatus::Error, StatusBasis::ExitCode));
+    assert_eq!(status_of(&s, "call_t2"), ToolStatus::Ok);
+    // `inProgress` on the last turn item: still running, not assumed to have worked.
+    assert_eq!(status_of(&s, "call_t3"), ToolStatus::Unknown);
+    assert_eq!(s.len(), 3, "each call is counted once: {s:?}");
+    Ok(())
+}
+
+#[test]
+fn codex_subagent_thread_is_nested_under_its_spawn_call() -> anyhow::Result<()> {
+    let report = report(&fixtures().join("codex/subagent/session.jsonl"))?;
+    let spawn = report.turns[0]
+        .steps
+        .iter()
+        .find_map(|s| match s {
+            StepView::ToolCall(c) if c.call_id == "call_spawn" => Some(c),
+            _ => None,
+        })
+        .expect("the spawn call");
+    let sub = spawn
+        .subagent
+        .as_ref()
+        .expect("the subagent's own rollout is nested");
+    assert_eq!(sub.agent_id, "0199dddd-5555-7666-8777-88889999aaaa");
+    assert_eq!(
+        sub.turns[0].prompt.as_ref().map(|p| p.text.as_str()),
+        Some("Time each crate's build.")
+    );
+    let s = statuses(&fixtures().join("codex/subagent/session.jsonl"))?;
+    assert_eq!(s["call_c2"], (ToolStatus::Error, StatusBasis::ExitCode));
+    // The subagent's calls count in the parent's totals.
+    assert_eq!((report.summary.tool_calls, report.summary.error), (4, 1));
+    assert!(report.unlinked_subagents.is_empty());
+    Ok(())
+}
+
+#[test]
 fn codex_legacy_rollout_reads_exit_codes_inside_json_output() -> anyhow::Result<()> {
     let s = statuses(&fixtures().join("codex/legacy-rollout/session.jsonl"))?;
     assert_eq!(status_of(&s, "call_ls"), ToolStatus::Ok);
