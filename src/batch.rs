@@ -16,7 +16,7 @@ use crate::catalog::{self, Entry, Filter, Found};
 use crate::cli::{Format, RenderArgs};
 use crate::render::{self, IndexRow};
 use crate::report::select::{self, TurnSelection};
-use crate::{Exit, report_for};
+use crate::{Exit, report_for_session};
 
 /// The manifest's file name inside the output folder.
 pub const MANIFEST: &str = ".tracebook-manifest.json";
@@ -54,10 +54,10 @@ pub struct ManifestEntry {
     pub error: Option<String>,
 }
 
-/// The manifest key of a session file: SHA-256 of its path.
-fn key(path: &Path) -> String {
+/// The manifest key of a session: SHA-256 of its path (and its id inside a container).
+fn key(found: &Found) -> String {
     use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(path.as_os_str().as_encoded_bytes());
+    let digest = Sha256::digest(found.key().as_encoded_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -111,9 +111,13 @@ fn still_good(
     }
 }
 
-/// A safe, unique notebook file name for a session: `<harness>-<file stem>.html`.
+/// A safe, unique notebook file name for a session: `<harness>-<file stem>.html`, or
+/// `<harness>-<session id>.html` for a session inside a storage tree or database.
 fn file_name(found: &Found, taken: &mut BTreeSet<String>) -> String {
-    let stem: String = catalog::stem(&found.path)
+    let stem: String = found
+        .session
+        .as_deref()
+        .unwrap_or_else(|| catalog::stem(&found.path))
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
@@ -158,10 +162,11 @@ fn render_one(
 
 /// Reads a session; writes its notebook when it passes the filters.
 fn try_render(job: &Job<'_>, found: &Found, file: &str) -> anyhow::Result<(Entry, Option<String>)> {
-    let (mut report, warnings) = report_for(
+    let (mut report, warnings) = report_for_session(
         &found.path,
         job.set,
         Some(&found.harness),
+        found.session.as_deref(),
         &job.args.redact,
         job.generated_at.to_owned(),
     )?;
@@ -229,9 +234,9 @@ pub fn render_all(
     let mut todo: Vec<(Found, (u64, u128), String)> = Vec::new();
     for f in found {
         let now = stamp(&f.path).unwrap_or((0, 0));
-        match old.sessions.get(&key(&f.path)) {
+        match old.sessions.get(&key(&f)) {
             Some(e) if still_good(e, &f, now, &filter, &dir) => {
-                kept.insert(key(&f.path), e.clone());
+                kept.insert(key(&f), e.clone());
             }
             Some(ManifestEntry {
                 file: Some(name), ..
@@ -279,7 +284,7 @@ pub fn render_all(
                 file,
                 error,
             };
-            (key(&f.path), entry)
+            (key(f), entry)
         })
         .collect();
     bar.finish_and_clear();
@@ -391,10 +396,10 @@ mod tests {
     #[test]
     fn file_names_are_safe_and_unique() {
         let mut taken = BTreeSet::new();
-        let f = Found {
-            harness: "codex".into(),
-            path: std::path::PathBuf::from("/x/rollout-a b.jsonl.zst"),
-        };
+        let f = Found::file(
+            "codex",
+            std::path::PathBuf::from("/x/rollout-a b.jsonl.zst"),
+        );
         assert_eq!(file_name(&f, &mut taken), "codex-rollout-a_b.html");
         assert_eq!(file_name(&f, &mut taken), "codex-rollout-a_b-2.html");
     }

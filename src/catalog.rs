@@ -11,13 +11,36 @@ use crate::adapters::spec::{DiscoverSpec, RootSpec};
 use crate::adapters::{AdapterSet, load::display_name};
 use crate::report::model::Report;
 
-/// A session file found on disk, not yet read.
+/// A session found on disk, not yet read.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Found {
     /// The adapter whose `discover` block found it.
     pub harness: String,
-    /// The main session file.
+    /// The main session file, or the storage tree or database that holds it.
     pub path: PathBuf,
+    /// The session's id inside a storage tree or database that holds several.
+    pub session: Option<String>,
+}
+
+impl Found {
+    /// A session that is a file of its own.
+    pub fn file(harness: &str, path: PathBuf) -> Self {
+        Found {
+            harness: harness.to_owned(),
+            path,
+            session: None,
+        }
+    }
+
+    /// A key naming this session among all others: its path, and its id inside a container.
+    pub fn key(&self) -> std::ffi::OsString {
+        let mut key = self.path.clone().into_os_string();
+        if let Some(id) = &self.session {
+            key.push("#");
+            key.push(id);
+        }
+        key
+    }
 }
 
 /// Every main session file the adapters' `discover` blocks find, sorted by harness and path.
@@ -31,11 +54,18 @@ pub fn discover(set: &AdapterSet, var: &dyn Fn(&str) -> Option<OsString>) -> Vec
         let Some(base) = base_folder(&d.root, var) else {
             continue;
         };
+        let name = &adapter.spec.name;
         for path in session_files(&base, d) {
-            out.push(Found {
-                harness: adapter.spec.name.clone(),
-                path,
-            });
+            // A storage tree or a database holds many sessions: one row for each.
+            match crate::adapters::load::sessions_in(&path, set, name) {
+                Some(ids) => out.extend(ids.into_iter().map(|id| Found {
+                    harness: name.clone(),
+                    path: path.clone(),
+                    session: Some(id),
+                })),
+                None if path.is_file() => out.push(Found::file(name, path)),
+                None => {}
+            }
         }
     }
     out.sort();
@@ -83,7 +113,7 @@ fn session_files(base: &Path, d: &DiscoverSpec) -> Vec<PathBuf> {
         };
         for path in paths.filter_map(Result::ok) {
             let name = display_name(&path);
-            if path.is_file() && !excluded.iter().any(|p| p.matches(&name)) {
+            if (path.is_file() || path.is_dir()) && !excluded.iter().any(|p| p.matches(&name)) {
                 out.push(path);
             }
         }
@@ -113,6 +143,9 @@ pub struct Entry {
     /// The session file. Not printed: its folders can name the user.
     #[serde(skip)]
     pub path: PathBuf,
+    /// The session's id inside the storage tree or database at `path`. Not printed.
+    #[serde(skip)]
+    pub session: Option<String>,
 }
 
 impl Entry {
@@ -133,6 +166,7 @@ impl Entry {
                 .find_map(|t| t.prompt.as_ref())
                 .map(|p| first_line(&p.text, 100)),
             path: found.path.clone(),
+            session: found.session.clone(),
         }
     }
 }
@@ -193,11 +227,7 @@ impl Filter {
                 .as_deref()
                 .is_some_and(|proj| proj.to_lowercase().contains(&p.to_lowercase())),
         };
-        self.admits_file(&Found {
-            harness: e.harness.clone(),
-            path: PathBuf::new(),
-        }) && since
-            && project
+        self.admits_file(&Found::file(&e.harness, PathBuf::new())) && since && project
     }
 }
 
@@ -233,10 +263,11 @@ pub fn summarize(
     found
         .into_par_iter()
         .map(|f| {
-            let row = crate::report_for(
+            let row = crate::report_for_session(
                 &f.path,
                 set,
                 Some(&f.harness),
+                f.session.as_deref(),
                 redact,
                 generated_at.to_owned(),
             )

@@ -95,7 +95,20 @@ pub fn report_for(
     redact: &[String],
     generated_at: String,
 ) -> anyhow::Result<(Report, Vec<Warning>)> {
-    let loaded = adapters::load::load(input, set, harness)?;
+    report_for_session(input, set, harness, None, redact, generated_at)
+}
+
+/// Like [`report_for`], for the session with id `session` of an input that holds several (a
+/// storage tree or a database).
+pub fn report_for_session(
+    input: &Path,
+    set: &AdapterSet,
+    harness: Option<&str>,
+    session: Option<&str>,
+    redact: &[String],
+    generated_at: String,
+) -> anyhow::Result<(Report, Vec<Warning>)> {
+    let loaded = adapters::load::load_session(input, set, harness, session)?;
     let label = set
         .get(&loaded.session.harness)
         .map(|a| a.spec.label.clone())
@@ -129,15 +142,25 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
         return batch::render_all(args, &set, &selection);
     }
     let generated_at = generated_at();
-    let (input, harness) = match &args.pick.session {
+    let (input, harness, session) = match &args.pick.session {
         Some(id) => {
             let found = find_session(&set, id, args.harness.as_deref(), &args.redact)?;
-            (found.path, Some(found.harness))
+            (found.path, Some(found.harness), found.session)
         }
-        None => (args.input.clone().unwrap_or_default(), args.harness.clone()),
+        None => (
+            args.input.clone().unwrap_or_default(),
+            args.harness.clone(),
+            None,
+        ),
     };
-    let (mut report, warnings) =
-        report_for(&input, &set, harness.as_deref(), &args.redact, generated_at)?;
+    let (mut report, warnings) = report_for_session(
+        &input,
+        &set,
+        harness.as_deref(),
+        session.as_deref(),
+        &args.redact,
+        generated_at,
+    )?;
     report::select::apply(&mut report, &selection).map_err(anyhow::Error::msg)?;
     let mut stderr = std::io::stderr().lock();
     if !args.quiet || args.strict {
@@ -308,6 +331,7 @@ fn find_session(
         [one] => Ok(catalog::Found {
             harness: one.harness.clone(),
             path: one.path.clone(),
+            session: one.session.clone(),
         }),
         [] => anyhow::bail!(
             "no listed session has an id starting with `{id}` ({} session(s) listed; see `tracebook list`)",

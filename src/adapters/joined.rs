@@ -66,27 +66,79 @@ pub(crate) fn is_sqlite(path: &Path) -> bool {
         && &head == b"SQLite format 3\0"
 }
 
-/// Reads one joined session from a tree root or a database file.
-pub(crate) fn read(
+/// Opens a tree root or a database file as the adapter's `join` describes it.
+fn open<'a>(
     path: &Path,
-    input: &InputSpec,
-    warnings: &mut Vec<Warning>,
-) -> Result<Joined, JoinError> {
+    input: &'a InputSpec,
+) -> Result<(Box<dyn Source>, &'a JoinSpec), JoinError> {
     let Some(join) = &input.join else {
         return Err(JoinError::NoSession(
             "the adapter declares no `join`".into(),
         ));
     };
-    let mut source: Box<dyn Source> = match input.format {
+    let source: Box<dyn Source> = match input.format {
         InputFormat::Sqlite => Box::new(Sql::open(path)?),
         _ => Box::new(Tree {
             root: path.to_owned(),
         }),
     };
+    Ok((source, join))
+}
+
+/// Reads one joined session from a tree root or a database file: the one whose id is `want`,
+/// else the one the session level picks (the newest).
+pub(crate) fn read(
+    path: &Path,
+    input: &InputSpec,
+    want: Option<&str>,
+    warnings: &mut Vec<Warning>,
+) -> Result<Joined, JoinError> {
+    let (mut source, join) = open(path, input)?;
     let sessions = source.level(&join.session, &Json::Null, warnings)?;
-    let session = pick(sessions, &join.session)
-        .ok_or_else(|| JoinError::NoSession(source.describe(&join.session)))?;
+    let session = match want {
+        Some(id) => candidates(sessions, &join.session)
+            .into_iter()
+            .find(|c| {
+                c.get("id")
+                    .map(crate::adapters::interpret::scalar_string)
+                    .as_deref()
+                    == Some(id)
+            })
+            .ok_or_else(|| JoinError::NoSession(format!("it holds no session `{id}`")))?,
+        None => pick(sessions, &join.session)
+            .ok_or_else(|| JoinError::NoSession(source.describe(&join.session)))?,
+    };
     session_records(source.as_mut(), join, session, 0, warnings)
+}
+
+/// The ids of every session a tree root or database file holds (child sessions excluded),
+/// newest first.
+pub(crate) fn session_ids(path: &Path, input: &InputSpec) -> Result<Vec<String>, JoinError> {
+    let (mut source, join) = open(path, input)?;
+    let mut sessions = candidates(
+        source.level(&join.session, &Json::Null, &mut Vec::new())?,
+        &join.session,
+    );
+    if let Some(p) = &join.session.latest {
+        sessions.sort_by(|a, b| cmp_json(b.pointer(p), a.pointer(p)));
+    }
+    Ok(sessions
+        .iter()
+        .filter_map(|c| c.get("id").map(crate::adapters::interpret::scalar_string))
+        .collect())
+}
+
+/// The sessions the level does not exclude with `unless`.
+fn candidates(sessions: Vec<Json>, level: &JoinLevel) -> Vec<Json> {
+    sessions
+        .into_iter()
+        .filter(|c| {
+            level
+                .unless
+                .as_deref()
+                .is_none_or(|p| c.pointer(p).is_none_or(Json::is_null))
+        })
+        .collect()
 }
 
 fn session_records(
@@ -139,16 +191,9 @@ fn session_records(
 }
 
 /// Of several sessions, the one the level picks: not excluded by `unless`, greatest `latest`.
-fn pick(candidates: Vec<Json>, level: &JoinLevel) -> Option<Json> {
+fn pick(sessions: Vec<Json>, level: &JoinLevel) -> Option<Json> {
     let mut best: Option<Json> = None;
-    for c in candidates {
-        if level
-            .unless
-            .as_deref()
-            .is_some_and(|p| c.pointer(p).is_some_and(|v| !v.is_null()))
-        {
-            continue;
-        }
+    for c in candidates(sessions, level) {
         let newer = match (&best, &level.latest) {
             (None, _) => true,
             (Some(b), Some(p)) => cmp_json(c.pointer(p), b.pointer(p)).is_ge(),

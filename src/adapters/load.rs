@@ -88,6 +88,32 @@ pub struct Loaded {
 
 /// Loads one session from a file or a folder.
 pub fn load(input: &Path, set: &AdapterSet, harness: Option<&str>) -> Result<Loaded, InputError> {
+    load_session(input, set, harness, None)
+}
+
+/// The ids of the sessions an input holds when it holds several (a storage tree or a database
+/// read by `harness`'s adapter), newest first; `None` for an input of one session.
+pub fn sessions_in(input: &Path, set: &AdapterSet, harness: &str) -> Option<Vec<String>> {
+    let adapter = set.get(harness)?;
+    if input.is_dir() {
+        let (_, layout, root) = find_tree(input, set, Some(adapter))?;
+        return joined::session_ids(&root, layout).ok();
+    }
+    let layout = forced_layout(input, adapter);
+    match layout.format {
+        InputFormat::Sqlite | InputFormat::Tree => joined::session_ids(input, layout).ok(),
+        _ => None,
+    }
+}
+
+/// Like [`load`], reading the session with id `session` from an input that holds several (a
+/// storage tree or a database); a file of one session ignores it.
+pub fn load_session(
+    input: &Path,
+    set: &AdapterSet,
+    harness: Option<&str>,
+    session: Option<&str>,
+) -> Result<Loaded, InputError> {
     if !input.exists() {
         return Err(InputError::Missing {
             path: input.to_owned(),
@@ -103,7 +129,7 @@ pub fn load(input: &Path, set: &AdapterSet, harness: Option<&str>) -> Result<Loa
     if input.is_dir()
         && let Some((adapter, layout, root)) = find_tree(input, set, forced)
     {
-        return read_session(&root, adapter, layout);
+        return read_session(&root, adapter, layout, session);
     }
     let main = if input.is_dir() {
         newest_session_file(input, set, forced)?
@@ -114,7 +140,7 @@ pub fn load(input: &Path, set: &AdapterSet, harness: Option<&str>) -> Result<Loa
         Some(a) => (a, forced_layout(&main, a)),
         None => detect_layout(&main, set)?,
     };
-    read_session(&main, adapter, layout)
+    read_session(&main, adapter, layout, session)
 }
 
 /// Every input layout of an adapter: the main one, then `input.layouts`.
@@ -139,7 +165,7 @@ fn find_tree<'a>(
                 let root = joined::tree_root(dir, l.join.as_ref()?)?;
                 // A folder that merely looks like the layout must also hold records the
                 // adapter recognises.
-                let records = joined::read(&root, l, &mut Vec::new()).ok()?.records;
+                let records = joined::read(&root, l, None, &mut Vec::new()).ok()?.records;
                 let recognised = records
                     .iter()
                     .take(DETECT_RECORDS)
@@ -169,7 +195,12 @@ fn extension(path: &Path) -> String {
         .to_owned()
 }
 
-fn read_session(main: &Path, adapter: &Adapter, layout: &InputSpec) -> Result<Loaded, InputError> {
+fn read_session(
+    main: &Path,
+    adapter: &Adapter,
+    layout: &InputSpec,
+    want: Option<&str>,
+) -> Result<Loaded, InputError> {
     let spec = &adapter.spec;
     let source = display_name(main);
     let mut warnings = Vec::new();
@@ -177,11 +208,12 @@ fn read_session(main: &Path, adapter: &Adapter, layout: &InputSpec) -> Result<Lo
     let mut children = Vec::new();
     let count = match layout.format {
         InputFormat::Tree | InputFormat::Sqlite => {
-            let joined =
-                joined::read(main, layout, &mut warnings).map_err(|e| InputError::Nothing {
+            let joined = joined::read(main, layout, want, &mut warnings).map_err(|e| {
+                InputError::Nothing {
                     path: main.to_owned(),
                     reason: e.to_string(),
-                })?;
+                }
+            })?;
             children = joined.children;
             let records = group(spec, joined.records);
             for (i, rec) in records.iter().enumerate() {
@@ -606,7 +638,7 @@ fn detect_layout<'a>(
                     if !sqlite {
                         continue;
                     }
-                    joined_records = joined::read(path, layout, &mut Vec::new())
+                    joined_records = joined::read(path, layout, None, &mut Vec::new())
                         .map(|j| j.records)
                         .unwrap_or_default();
                     joined_records.iter().take(DETECT_RECORDS).collect()

@@ -95,6 +95,9 @@ fn list_json(home: &Path, extra: &[&str]) -> anyhow::Result<Vec<Json>> {
     let out = tracebook()
         .env("HOME", home)
         .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .env_remove("GEMINI_CLI_HOME")
+        .env_remove("XDG_DATA_HOME")
         .args(["list", "--json"])
         .args(extra)
         .output()?;
@@ -466,4 +469,157 @@ fn rerender_refuses_a_page_without_a_report() -> anyhow::Result<()> {
         .stderr(predicate::str::contains("page.html"))
         .stderr(predicate::str::contains("no embedded report"));
     Ok(())
+}
+
+/// A home folder holding one session of each harness where it keeps them, and an OpenCode
+/// database and storage tree that hold several sessions each.
+fn four_harness_home() -> anyhow::Result<tempfile::TempDir> {
+    let home = fake_home()?;
+    let h = home.path();
+    let codex = h.join(".codex/sessions/2026/03/02");
+    fs::create_dir_all(&codex)?;
+    fs::copy(
+        fixtures().join("codex/tool-outcomes/session.jsonl"),
+        codex.join("rollout-2026-03-02T10-00-00-0199aaaa-1111-7222-8333-444455556666.jsonl"),
+    )?;
+    let chats = h.join(".gemini/tmp/shop/chats");
+    fs::create_dir_all(&chats)?;
+    fs::copy(
+        fixtures().join("gemini-cli/tool-outcomes/session.jsonl"),
+        chats.join("session-2026-08-21T10-00-5f1c2a9e.jsonl"),
+    )?;
+    let data = h.join(".local/share/opencode");
+    fs::create_dir_all(&data)?;
+    let db = crate::opencode::build_db(&data)?;
+    // A second top-level session in the same database.
+    let conn = rusqlite::Connection::open(&db)?;
+    conn.execute_batch(
+        "INSERT INTO session VALUES ('ses_second000001', 'proj0001', NULL, NULL, 'second', \
+           '/repo', 'second', '1.2.5', 1767000100000, 1767000100050);
+         INSERT INTO message VALUES ('msg_s001', 'ses_second000001', 1767000100000, 1767000100000,
+           '{\"role\": \"user\", \"time\": {\"created\": 1767000100000}}');
+         INSERT INTO part VALUES ('prt_s001', 'msg_s001', 'ses_second000001', 1767000100000,
+           1767000100000, '{\"type\": \"text\", \"text\": \"Second session prompt\"}');",
+    )?;
+    drop(conn);
+    Ok(home)
+}
+
+#[test]
+fn list_finds_every_harness_and_each_session_of_a_database() -> anyhow::Result<()> {
+    let home = four_harness_home()?;
+    let rows = list_json(home.path(), &["--harness", "codex"])?;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let all = list_json(home.path(), &[])?;
+    let by_harness = |h: &str| {
+        all.iter()
+            .filter(|r| r["harness"] == h)
+            .filter_map(|r| r["id"].as_str())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(by_harness("claude-code").len(), 4);
+    assert_eq!(
+        by_harness("codex"),
+        ["0199aaaa-1111-7222-8333-444455556666"]
+    );
+    assert_eq!(
+        by_harness("gemini-cli"),
+        ["5f1c2a9e-3b7d-4c21-9a4e-8d2f61b0c7bb"]
+    );
+    // Each top-level session of the database is its own row; the child session is not.
+    let mut opencode = by_harness("opencode");
+    opencode.sort();
+    assert_eq!(opencode, ["ses_main0000001", "ses_second000001"]);
+
+    // `render --session` reads that session out of the database.
+    let out = tracebook()
+        .env("HOME", home.path())
+        .env_remove("XDG_DATA_HOME")
+        .args([
+            "render",
+            "--session",
+            "ses_second",
+            "--format",
+            "json",
+            "-o",
+            "-",
+        ])
+        .output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Json = serde_json::from_slice(&out.stdout)?;
+    assert_eq!(report["session"]["id"], "ses_second000001");
+    assert_eq!(
+        report["turns"][0]["prompt"]["text"],
+        "Second session prompt"
+    );
+
+    // `render --all` writes one notebook for each.
+    let dir = tempfile::tempdir()?;
+    tracebook()
+        .env("HOME", home.path())
+        .env_remove("XDG_DATA_HOME")
+        .args(["render", "--all", "--harness", "opencode", "-o"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    for file in [
+        "opencode-ses_main0000001.html",
+        "opencode-ses_second000001.html",
+    ] {
+        assert!(dir.path().join(file).is_file(), "{file} not written");
+    }
+    Ok(())
+}
+
+#[test]
+fn list_reads_each_top_level_session_of_an_opencode_storage_tree() -> anyhow::Result<()> {
+    let home = tempfile::tempdir()?;
+    let data = home.path().join("data");
+    let storage = fixtures().join("opencode/storage-tree/tree/storage");
+    for entry in walk(&storage)? {
+        let to = data
+            .join("opencode/storage")
+            .join(entry.strip_prefix(&storage)?);
+        fs::create_dir_all(to.parent().unwrap_or(&data))?;
+        fs::copy(&entry, &to)?;
+    }
+    let out = tracebook()
+        .env("HOME", home.path())
+        .env("XDG_DATA_HOME", &data)
+        .args(["list", "--json", "--harness", "opencode"])
+        .output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Json> = serde_json::from_slice(&out.stdout)?;
+    let ids: Vec<&str> = rows.iter().filter_map(|r| r["id"].as_str()).collect();
+    assert_eq!(
+        ids,
+        ["ses_main0000001"],
+        "the child session is read with its parent"
+    );
+    // The same session as rendering the tree directly, subagent calls included.
+    let direct = crate::report(&data.join("opencode"))?;
+    assert_eq!(rows[0]["tool_calls"], direct.summary.tool_calls);
+    Ok(())
+}
+
+/// Every file under a folder.
+fn walk(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            out.extend(walk(&path)?);
+        } else {
+            out.push(path);
+        }
+    }
+    Ok(out)
 }
