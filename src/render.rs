@@ -82,10 +82,17 @@ fn conversation_only(report: &Report) -> Report {
 }
 
 fn page(report: &Report, view: View) -> askama::Result<String> {
-    let turns = TurnsTemplate {
-        turns: &report.turns,
-    }
-    .render()?;
+    // The turns and the embedded report are the two large pieces: made side by side.
+    let (turns, data) = rayon::join(
+        || {
+            TurnsTemplate {
+                turns: &report.turns,
+            }
+            .render()
+        },
+        || embedded_report(report),
+    );
+    let turns = turns?;
     let mut unlinked = String::new();
     for sub in &report.unlinked_subagents {
         unlinked.push_str(&SubagentTemplate { sub }.render()?);
@@ -97,7 +104,7 @@ fn page(report: &Report, view: View) -> askama::Result<String> {
         js: SafeHtml::asset(JS),
         turns: SafeHtml::rendered(turns),
         unlinked: SafeHtml::rendered(unlinked),
-        data: SafeHtml::rendered(embedded_json(report)),
+        data: SafeHtml::rendered(data),
         title: title(report),
         conversation: view == View::Conversation,
         overview: overview(&report.turns),
@@ -254,12 +261,18 @@ fn clean_terminal(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// The report as JSON that is inert inside a `<script type="application/json">` element.
-fn embedded_json(report: &Report) -> String {
-    let json = serde_json::to_string(report).unwrap_or_else(|_| "null".to_owned());
-    json.replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026")
+/// The report model as gzip-compressed JSON in base64: inert inside its `<script>` element
+/// (base64 has no `<`), and a fraction of the JSON's size. The JSON is written straight into the
+/// compressor, at the fast level: the page is written once and read back rarely.
+fn embedded_report(report: &Report) -> String {
+    use std::io::Write as _;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let bytes = serde_json::to_writer(&mut gz, report)
+        .map_err(std::io::Error::from)
+        .and_then(|()| gz.flush())
+        .and_then(|()| gz.finish())
+        .unwrap_or_default();
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 fn title(report: &Report) -> String {
@@ -655,15 +668,28 @@ mod tests {
     }
 
     #[test]
-    fn embedded_json_cannot_close_its_script_element() {
-        let s = "</script><script>alert(1)</script>";
-        let json = serde_json::to_string(s).unwrap_or_default();
-        let safe = json
-            .replace('<', "\\u003c")
-            .replace('>', "\\u003e")
-            .replace('&', "\\u0026");
-        assert!(!safe.contains("</script"));
-        assert_eq!(serde_json::from_str::<String>(&safe).unwrap_or_default(), s);
+    fn the_embedded_report_cannot_close_its_element_and_reads_back() -> anyhow::Result<()> {
+        let mut report: Report = serde_json::from_value(serde_json::json!({
+            "schema_version": 1,
+            "meta": {"generated_at": "2026-01-01T00:00:00Z", "tool_version": "0"},
+            "session": {"harness": "h", "harness_label": "H", "source": "s"},
+            "summary": {"turns": 0, "complete": 0, "incomplete": 0, "tool_calls": 0,
+                        "ok": 0, "error": 0, "unknown": 0},
+            "turns": [], "unlinked_subagents": [], "skipped": [], "warnings": []
+        }))?;
+        report.session.project = Some("</script><script>alert(1)</script>".to_owned());
+        let data = embedded_report(&report);
+        assert!(
+            data.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b))
+        );
+        let html = format!(
+            "<script type=\"application/octet-stream\" id=\"tracebook-report\" \
+             data-encoding=\"gzip+base64\">{data}</script>"
+        );
+        let back = crate::report::compat::read(&html)?;
+        assert_eq!(back.report, report);
+        Ok(())
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! call (or edit, or verification) without a status is `unknown`; a word this version does not
 //! know reads the same way. Totals are recomputed from the turns.
 
+use base64::Engine as _;
 use serde_json::{Map, Value as Json, json};
+use std::borrow::Cow;
 
 use super::model::{Report, SCHEMA_VERSION};
 use super::summarize;
@@ -22,6 +24,9 @@ pub enum CompatError {
     /// The element does not hold JSON.
     #[error("the embedded report is not valid JSON: {0}")]
     Json(serde_json::Error),
+    /// The element's compressed data cannot be decoded.
+    #[error("the embedded report cannot be decoded: {0}")]
+    Encoding(String),
     /// Made by a newer tracebook.
     #[error(
         "the report has schema_version {found}, newer than this tracebook reads (up to {SCHEMA_VERSION}); \
@@ -47,21 +52,39 @@ pub struct ReadBack {
     pub notes: Vec<String>,
 }
 
-/// The embedded report's JSON text, taken from a notebook's HTML.
-pub fn embedded_json(html: &str) -> Result<&str, CompatError> {
+/// The most a compressed embedded report may expand to (a notebook is untrusted input).
+const MAX_DECODED: u64 = 4 << 30;
+
+/// The embedded report's JSON text, taken from a notebook's HTML: plain JSON in notebooks
+/// before the report was compressed, gzip in base64 (`data-encoding="gzip+base64"`) since.
+pub fn embedded_json(html: &str) -> Result<Cow<'_, str>, CompatError> {
+    use std::io::Read as _;
     let marker = "id=\"tracebook-report\"";
     let at = html.find(marker).ok_or(CompatError::NoReport)?;
+    let tag_start = html[..at].rfind('<').ok_or(CompatError::NoReport)?;
     let open_end = html[at..].find('>').ok_or(CompatError::NoReport)? + at + 1;
     let close = html[open_end..]
         .find("</script>")
         .ok_or(CompatError::NoReport)?
         + open_end;
-    Ok(&html[open_end..close])
+    let body = &html[open_end..close];
+    if !html[tag_start..open_end].contains("data-encoding=\"gzip+base64\"") {
+        return Ok(Cow::Borrowed(body));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(body.trim())
+        .map_err(|e| CompatError::Encoding(e.to_string()))?;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(bytes.as_slice())
+        .take(MAX_DECODED)
+        .read_to_string(&mut text)
+        .map_err(|e| CompatError::Encoding(e.to_string()))?;
+    Ok(Cow::Owned(text))
 }
 
 /// Reads the report embedded in a notebook through the compatibility projection.
 pub fn read(html: &str) -> Result<ReadBack, CompatError> {
-    let mut doc: Json = serde_json::from_str(embedded_json(html)?).map_err(CompatError::Json)?;
+    let mut doc: Json = serde_json::from_str(&embedded_json(html)?).map_err(CompatError::Json)?;
     let from_version = doc
         .get("schema_version")
         .and_then(Json::as_u64)
@@ -327,7 +350,7 @@ mod tests {
     fn finds_the_embedded_report() -> anyhow::Result<()> {
         let html = r#"<p>x</p><script type="application/json" id="tracebook-report">{"a":"\u003c/script\u003e"}</script>"#;
         let text = embedded_json(html)?;
-        let v: Json = serde_json::from_str(text)?;
+        let v: Json = serde_json::from_str(&text)?;
         assert_eq!(v["a"], "</script>");
         assert!(matches!(embedded_json("<p>"), Err(CompatError::NoReport)));
         Ok(())

@@ -105,11 +105,17 @@ fn transcript_text_is_escaped() -> anyhow::Result<()> {
     );
     assert!(!body.contains("<img"));
     assert!(!body.contains("href=\"javascript:"));
-    let data = &html[html.find("id=\"tracebook-report\">").unwrap_or(0)..];
+    let data = &html[html.find("id=\"tracebook-report\"").unwrap_or(0)..];
+    let data = &data[data.find('>').map_or(0, |i| i + 1)..];
     let data = &data[..data.find("</script>").unwrap_or(data.len())];
     assert!(
-        !data.contains("<script"),
-        "embedded JSON can close its element"
+        !data.contains('<'),
+        "the embedded report can close its element"
+    );
+    let model = tracebook::report::compat::embedded_json(&html)?;
+    assert!(
+        model.contains("<script>alert('a')</script>"),
+        "it holds the text as written"
     );
     Ok(())
 }
