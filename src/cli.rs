@@ -49,6 +49,10 @@ pub struct RenderArgs {
     /// Also redact this exact text wherever it appears (repeatable).
     #[arg(long, value_name = "TEXT")]
     pub redact: Vec<String>,
+    /// Keep embedded images (base64 `data:image/…`) in the output; other attachments are
+    /// always dropped.
+    #[arg(long)]
+    pub keep_images: bool,
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,

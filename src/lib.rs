@@ -77,12 +77,27 @@ pub fn report_for(
     redact: &[String],
     generated_at: String,
 ) -> anyhow::Result<(Report, Vec<Warning>)> {
+    let options = privacy::Options {
+        redact: redact.to_vec(),
+        keep_images: false,
+    };
+    report_with(input, set, harness, &options, generated_at)
+}
+
+/// [`report_for`] with every privacy option.
+pub fn report_with(
+    input: &Path,
+    set: &AdapterSet,
+    harness: Option<&str>,
+    options: &privacy::Options,
+    generated_at: String,
+) -> anyhow::Result<(Report, Vec<Warning>)> {
     let loaded = adapters::load::load(input, set, harness)?;
     let label = set
         .get(&loaded.session.harness)
         .map(|a| a.spec.label.clone())
         .unwrap_or_default();
-    let policy = privacy::Policy::for_session(&loaded.session, redact);
+    let policy = privacy::Policy::new(&loaded.session, options);
     // Warnings name inputs and lines, and may quote a path: they go through privacy too.
     let warnings: Vec<Warning> = loaded
         .warnings
@@ -109,11 +124,15 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
     let generated_at = std::env::var("TRACEBOOK_GENERATED_AT").unwrap_or_else(|_| {
         humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
     });
-    let (report, warnings) = report_for(
+    let options = privacy::Options {
+        redact: args.redact.clone(),
+        keep_images: args.keep_images,
+    };
+    let (report, warnings) = report_with(
         &args.input,
         &set,
         args.harness.as_deref(),
-        &args.redact,
+        &options,
         generated_at,
     )?;
     let mut stderr = std::io::stderr().lock();
@@ -139,6 +158,15 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
             s
         }
     };
+    // The last scan: shape-only secret rules over exactly what is written.
+    let (bytes, caught) = privacy::secrets::backstop(&bytes);
+    if caught > 0 && !args.quiet {
+        writeln!(
+            stderr,
+            "note: the final scan redacted {caught} secret(s) the earlier stages missed"
+        )
+        .ok();
+    }
     let out = output_path(args);
     if out.as_os_str() == "-" {
         let mut stdout = std::io::stdout().lock();

@@ -4,10 +4,14 @@
 //! arguments, outputs, patches, facts) and returns [`Redacted`], which only this module can
 //! build: later stages take `&Redacted<Session>`, so they cannot see unredacted data.
 //!
-//! - [`paths`]: repository-relative paths, `~` for home folders, no user names;
-//! - [`secrets`]: credentials and secret values, replaced by `«redacted:<rule>»`.
+//! - [`clean`]: terminal escapes and control characters removed, base64 attachments dropped;
+//! - [`secrets`]: credentials and secret values, replaced by `«redacted:<rule>»` (rules in
+//!   [`rules`]);
+//! - [`paths`]: repository-relative paths, `~` for home folders, no user or host names.
 
+pub mod clean;
 pub mod paths;
+pub mod rules;
 pub mod secrets;
 
 use std::borrow::Cow;
@@ -21,6 +25,12 @@ use crate::events::{Event, EventKind, Session};
 pub trait Redactor: Send + Sync {
     /// Returns the text with private parts replaced (borrowed when nothing changed).
     fn redact<'a>(&self, text: &'a str) -> Cow<'a, str>;
+
+    /// The replacement for a whole JSON string value bound to `key`, when the key alone says
+    /// the value is private (`{"password": "…"}`).
+    fn bound_value(&self, _key: &str, _value: &str) -> Option<String> {
+        None
+    }
 }
 
 /// The redactors in force for one session, applied in order.
@@ -29,11 +39,27 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// The standard policy for a session: secrets first (so a secret inside a path is still
-    /// caught whole), then paths and identity.
+    /// The standard policy for a session with default options and the user's own strings.
     pub fn for_session(session: &Session, extra: &[String]) -> Self {
-        let mut redactors: Vec<Box<dyn Redactor>> = vec![Box::new(secrets::Secrets::new(extra))];
-        redactors.push(Box::new(paths::Paths::new(&session.facts, &home_dirs())));
+        Self::new(
+            session,
+            &Options {
+                redact: extra.to_vec(),
+                keep_images: false,
+            },
+        )
+    }
+
+    /// The standard policy: cleaning first (escapes could split a secret), then secrets (so a
+    /// secret inside a path is still caught whole), then paths and identity.
+    pub fn new(session: &Session, options: &Options) -> Self {
+        let redactors: Vec<Box<dyn Redactor>> = vec![
+            Box::new(clean::Clean {
+                keep_images: options.keep_images,
+            }),
+            Box::new(secrets::Secrets::new(&options.redact)),
+            Box::new(paths::Paths::with_identity(&session.facts, &identity())),
+        ];
         Self { redactors }
     }
 
@@ -73,6 +99,11 @@ impl Policy {
             Json::Object(map) => {
                 let entries = std::mem::take(map);
                 for (mut key, mut v) in entries {
+                    if let Json::String(s) = &v {
+                        if let Some(r) = self.redactors.iter().find_map(|r| r.bound_value(&key, s)) {
+                            v = Json::String(r);
+                        }
+                    }
                     self.in_place(&mut key);
                     self.json(&mut v);
                     map.insert(key, v);
@@ -81,6 +112,15 @@ impl Policy {
             _ => {}
         }
     }
+}
+
+/// What the user chose on the command line. Nothing in a transcript can change it.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Literal strings to redact wherever they appear (`--redact`).
+    pub redact: Vec<String>,
+    /// Keep embedded images (`--keep-images`); other attachments are always dropped.
+    pub keep_images: bool,
 }
 
 /// A value that has been through the privacy stage. Only this module can build one.
@@ -154,13 +194,19 @@ fn redact_event(event: &mut Event, policy: &Policy) {
     }
 }
 
-/// Home folders of the machine running tracebook, from the environment.
-fn home_dirs() -> Vec<String> {
-    ["HOME", "USERPROFILE"]
-        .iter()
-        .filter_map(|k| std::env::var(k).ok())
-        .filter(|h| h.len() > 1)
-        .collect()
+/// The identity of the user running tracebook, from the environment.
+fn identity() -> paths::Identity {
+    let env = |keys: &[&str]| -> Vec<String> {
+        keys.iter()
+            .filter_map(|k| std::env::var(k).ok())
+            .filter(|v| v.len() > 1)
+            .collect()
+    };
+    paths::Identity {
+        homes: env(&["HOME", "USERPROFILE"]),
+        users: env(&["USER", "LOGNAME", "USERNAME"]),
+        hosts: env(&["HOSTNAME", "COMPUTERNAME"]),
+    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,8 @@ mod cli; // the binary: commands, output files, exit codes, bad input
 mod corpus; // every real session under $TRACEBOOK_CORPUS renders with the invariants
 mod html; // the notebook: self-contained, offline, escaped, linkable
 mod snapshots; // the report model of each fixture, pinned with insta
+mod xss; // hostile transcript content in real Chromium: no script, no violation, no request
+mod hostile; // hostile and broken input: no panic, no planted secret in any output
 
 use std::path::{Path, PathBuf};
 
