@@ -321,9 +321,7 @@ fn is_path_char(c: char) -> bool {
 fn relativize(text: &str, cwd: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    let sep_len = if cwd.contains("\\\\") {
-        2
-    } else if cwd.contains("\\/") {
+    let sep_len = if cwd.contains("\\\\") || cwd.contains("\\/") {
         2
     } else {
         1
