@@ -85,12 +85,27 @@ pub fn report_for(
     redact: &[String],
     generated_at: String,
 ) -> anyhow::Result<(Report, Vec<Warning>)> {
+    let options = privacy::Options {
+        redact: redact.to_vec(),
+        keep_images: false,
+    };
+    report_with(input, set, harness, &options, generated_at)
+}
+
+/// [`report_for`] with every privacy option.
+pub fn report_with(
+    input: &Path,
+    set: &AdapterSet,
+    harness: Option<&str>,
+    options: &privacy::Options,
+    generated_at: String,
+) -> anyhow::Result<(Report, Vec<Warning>)> {
     let loaded = adapters::load::load(input, set, harness)?;
     let label = set
         .get(&loaded.session.harness)
         .map(|a| a.spec.label.clone())
         .unwrap_or_default();
-    let policy = privacy::Policy::for_session(&loaded.session, redact);
+    let policy = privacy::Policy::new(&loaded.session, options);
     // Warnings name inputs and lines, and may quote a path: they go through privacy too.
     let warnings: Vec<Warning> = loaded
         .warnings
@@ -126,8 +141,13 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
         }
         None => (args.input.clone().unwrap_or_default(), args.harness.clone()),
     };
-    let (mut report, warnings) =
-        report_for(&input, &set, harness.as_deref(), &args.redact, generated_at)?;
+    let (mut report, warnings) = report_with(
+        &input,
+        &set,
+        harness.as_deref(),
+        &privacy_options(args),
+        generated_at,
+    )?;
     report::select::apply(&mut report, &selection).map_err(anyhow::Error::msg)?;
     let mut stderr = std::io::stderr().lock();
     if !args.quiet || args.strict {
@@ -158,6 +178,15 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
             s
         }
     };
+    // The last scan: shape-only secret rules over exactly what is written.
+    let (bytes, caught) = privacy::secrets::backstop(&bytes);
+    if caught > 0 && !args.quiet {
+        writeln!(
+            stderr,
+            "note: the final scan redacted {caught} secret(s) the earlier stages missed"
+        )
+        .ok();
+    }
     let out = output_path(args, &input);
     if out.as_os_str() == "-" {
         let mut stdout = std::io::stdout().lock();
@@ -228,6 +257,14 @@ fn adapters_command(action: AdaptersAction) -> anyhow::Result<Exit> {
         }
     }
     Ok(Exit::Success)
+}
+
+/// The privacy options the user chose on the command line.
+fn privacy_options(args: &RenderArgs) -> privacy::Options {
+    privacy::Options {
+        redact: args.redact.clone(),
+        keep_images: args.keep_images,
+    }
 }
 
 /// The report generation time: `TRACEBOOK_GENERATED_AT` when set (tests pin it), else now.

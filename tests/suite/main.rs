@@ -10,6 +10,8 @@ mod html; // the notebook: self-contained, offline, escaped, linkable
 mod opencode; // OpenCode in every native layout: export, run output, storage tree, opencode.db
 mod outcomes; // Codex and Gemini CLI tool outcomes from native-format fixtures
 mod snapshots; // the report model of each fixture, pinned with insta
+mod xss; // hostile transcript content in real Chromium: no script, no violation, no request
+mod hostile; // hostile and broken input: no panic, no planted secret in any output
 
 use std::path::{Path, PathBuf};
 
