@@ -180,7 +180,7 @@ fn try_render(job: &Job<'_>, found: &Found, file: &str) -> anyhow::Result<(Entry
     // The last scan, as for a single notebook: shape-only secret rules over what is written.
     let (html, _) = crate::privacy::secrets::backstop(&html);
     let out = job.dir.join(file);
-    std::fs::write(&out, html).with_context(|| format!("writing {file}"))?;
+    std::fs::write(&out, html.as_bytes()).with_context(|| format!("writing {file}"))?;
     Ok((row, Some(file.to_owned())))
 }
 
