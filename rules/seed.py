@@ -73,6 +73,8 @@ def secret_group(pattern):
 
 
 data = json.load(open(sys.argv[1]))
+# Ids taken by tracebook's own rules (rules/secrets.yaml): an upstream rule gets a suffix.
+OWN = set(re.findall(r"^- id: (\S+)", open(__file__.replace("seed.py", "secrets.yaml")).read(), re.M))
 seen = set()
 out = []
 for r in data["rules"]:
@@ -84,7 +86,7 @@ for r in data["rules"]:
     rid = slug(r["name"])
     n = 2
     base = rid
-    while rid in {o["id"] for o in out}:
+    while rid in {o["id"] for o in out} | OWN:
         rid = f"{base}-{n}"
         n += 1
     rule = {"id": rid, "source": f"titus {r['id']}", "pattern": r["pattern"]}

@@ -22,6 +22,9 @@ pub struct RuleSpec {
     /// Where the rule comes from, for attribution.
     #[serde(default)]
     pub source: Option<String>,
+    /// What tracebook changed in an upstream rule, and why.
+    #[serde(default)]
+    pub note: Option<String>,
     /// A `regex` crate pattern.
     pub pattern: String,
     /// Capture groups that hold the secret, first participating wins; none: the whole match.
@@ -77,23 +80,37 @@ impl Rule {
     /// The compiled pattern, or `None` when it does not compile (a test keeps that from
     /// shipping).
     pub fn regex(&self) -> Option<&Regex> {
-        self.regex
-            .get_or_init(|| {
-                RegexBuilder::new(&ascii_word_boundaries(&self.spec.pattern))
-                    .size_limit(1 << 24)
-                    .build()
-                    .ok()
-            })
-            .as_ref()
+        self.regex.get_or_init(|| self.build().ok()).as_ref()
+    }
+
+    /// Why the pattern does not compile, if it does not.
+    pub fn compile_error(&self) -> Option<String> {
+        self.build().err().map(|e| e.to_string())
+    }
+
+    fn build(&self) -> Result<Regex, regex::Error> {
+        RegexBuilder::new(&ascii_word_boundaries(&self.spec.pattern))
+            .size_limit(1 << 24)
+            .build()
     }
 }
 
-/// The pattern with every `\b` and `\B` made ASCII-only: a Unicode word boundary makes the
-/// regex engine fall back to its slowest path on non-ASCII text, and secrets are ASCII.
+/// The pattern in the `regex` crate's dialect: PCRE-style `(?# comment)` groups, which
+/// upstream rule sets use, are dropped, and every `\b` and `\B` is made ASCII-only (a Unicode
+/// word boundary makes the regex engine fall back to its slowest path on non-ASCII text, and
+/// secrets are ASCII).
 fn ascii_word_boundaries(pattern: &str) -> String {
     let mut out = String::with_capacity(pattern.len() + 16);
-    let mut chars = pattern.chars();
+    let mut chars = pattern.chars().peekable();
     while let Some(c) = chars.next() {
+        if c == '(' && chars.clone().take(2).eq(['?', '#']) {
+            for skipped in chars.by_ref() {
+                if skipped == ')' {
+                    break;
+                }
+            }
+            continue;
+        }
         if c != '\\' {
             out.push(c);
             continue;
@@ -307,10 +324,10 @@ fn accept(spec: &RuleSpec, secret: &str, after: Option<char>) -> bool {
 }
 
 /// Values that are never secrets: placeholders already redacted, variables, references to
-/// code, numbers and literals.
+/// code, numbers and literals, scheme words, and filler such as `sk-XXXX…XXXX`.
 fn plausible(value: &str, after: Option<char>) -> bool {
     let v = value.trim();
-    if v.is_empty() || matches!(after, Some('(' | '[')) {
+    if v.is_empty() || matches!(after, Some('(' | '[')) || filler(v) {
         return false;
     }
     let lower = v.to_ascii_lowercase();
@@ -318,7 +335,7 @@ fn plausible(value: &str, after: Option<char>) -> bool {
         .iter()
         .any(|p| lower.starts_with(p));
     !(reference
-        || v.contains('«')
+        || v.contains(['«', '»'])
         || v.starts_with('$')
         || v.starts_with("{{")
         || v.starts_with('<') && v.ends_with('>')
@@ -327,7 +344,22 @@ fn plausible(value: &str, after: Option<char>) -> bool {
             lower.as_str(),
             "true" | "false" | "null" | "nil" | "none" | "undefined" | "redacted" | "required"
                 | "optional" | "string" | "str" | "bool" | "int" | "***" | "..." | "xxx"
+                | "bearer" | "basic" | "digest"
         ))
+}
+
+/// A documentation placeholder rather than a key: at least 16 characters, most of them one
+/// repeated character (`sk-XXXXXXXX…`, `ghp_0000…`, `********`).
+fn filler(v: &str) -> bool {
+    let n = v.chars().count();
+    if n < 16 {
+        return false;
+    }
+    let mut counts = std::collections::HashMap::new();
+    for c in v.chars() {
+        *counts.entry(c.to_ascii_lowercase()).or_insert(0usize) += 1;
+    }
+    counts.values().max().is_some_and(|&m| m * 10 >= n * 6)
 }
 
 /// Shannon entropy in bits per character.
@@ -350,3 +382,4 @@ pub fn entropy(s: &str) -> f64 {
         })
         .sum()
 }
+

@@ -127,11 +127,19 @@ mod tests {
             assert!(!specs.is_empty(), "{name}");
         }
         let mut ids = std::collections::HashSet::new();
+        let mut failures = Vec::new();
         for r in ENGINE.rules() {
-            assert!(r.regex().is_some(), "{}: pattern does not compile", r.spec.id);
-            assert!(ids.insert(r.spec.id.clone()), "duplicate id {}", r.spec.id);
-            assert!(!r.spec.examples.is_empty(), "{}: no examples", r.spec.id);
+            if let Some(e) = r.compile_error() {
+                failures.push(format!("{}: pattern does not compile: {e}", r.spec.id));
+            }
+            if !ids.insert(r.spec.id.clone()) {
+                failures.push(format!("duplicate id {}", r.spec.id));
+            }
+            if r.spec.examples.is_empty() {
+                failures.push(format!("{}: no examples", r.spec.id));
+            }
         }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
         assert!(ENGINE.rules().len() > 100);
     }
 
