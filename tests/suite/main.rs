@@ -12,6 +12,7 @@ mod outcomes; // Codex and Gemini CLI tool outcomes from native-format fixtures
 mod snapshots; // the report model of each fixture, pinned with insta
 mod xss; // hostile transcript content in real Chromium: no script, no violation, no request
 mod hostile; // hostile and broken input: no panic, no planted secret in any output
+mod planted; // a secret planted in any field of any harness never reaches output
 
 use std::path::{Path, PathBuf};
 
