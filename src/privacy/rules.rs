@@ -339,13 +339,27 @@ fn plausible(value: &str, after: Option<char>) -> bool {
         || v.starts_with('$')
         || v.starts_with("{{")
         || v.starts_with('<') && v.ends_with('>')
+        || lower.starts_with("{env:")
+        || lower.starts_with("{file:")
+        || member_access(v)
         || v.chars().all(|c| c.is_ascii_digit() || c == '.')
         || matches!(
             lower.as_str(),
             "true" | "false" | "null" | "nil" | "none" | "undefined" | "redacted" | "required"
                 | "optional" | "string" | "str" | "bool" | "int" | "***" | "..." | "xxx"
-                | "bearer" | "basic" | "digest"
+                | "bearer" | "basic" | "digest" | "number" | "boolean" | "any" | "object"
+                | "unknown"
         ))
+}
+
+/// Code reading a field (`context.credentials`, `config.api.token`): dotted names of letters
+/// only. A token with a dot (`ya29.a0Af…`) carries digits.
+fn member_access(v: &str) -> bool {
+    let parts: Vec<&str> = v.split('.').collect();
+    parts.len() >= 2
+        && parts
+            .iter()
+            .all(|p| p.len() >= 2 && p.chars().all(|c| c.is_ascii_alphabetic() || c == '_'))
 }
 
 /// A documentation placeholder rather than a key: at least 16 characters, most of them one
