@@ -396,4 +396,3 @@ pub fn entropy(s: &str) -> f64 {
         })
         .sum()
 }
-

@@ -108,18 +108,6 @@ mod tests {
             .into_owned()
     }
 
-    /// Titus examples that its own patterns do not match (upstream data defects).
-    const UPSTREAM_DEFECTS: &[&str] = &[
-        "titus kingfisher.airtable.2",
-        "titus np.amplitude.1",
-        "titus kingfisher.contentful.1",
-        "titus kingfisher.contentful.2",
-        "titus kingfisher.curl.2",
-        "titus np.cypress.1",
-        "titus np.redis.1",
-        "titus np.twitter.3",
-    ];
-
     #[test]
     fn rule_files_parse_and_every_pattern_compiles() {
         for (name, text) in rules::builtin_files() {
@@ -147,9 +135,6 @@ mod tests {
     fn every_rule_finds_its_examples_through_the_prefilter() {
         let mut failures = Vec::new();
         for (i, r) in ENGINE.rules().iter().enumerate() {
-            if r.spec.source.as_deref().is_some_and(|s| UPSTREAM_DEFECTS.contains(&s)) {
-                continue;
-            }
             for ex in &r.spec.examples {
                 let alone = Engine::new(vec![r.spec.clone()]);
                 if alone.find(ex, false).is_empty() {
