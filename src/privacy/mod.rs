@@ -100,7 +100,8 @@ impl Policy {
                 let entries = std::mem::take(map);
                 for (mut key, mut v) in entries {
                     if let Json::String(s) = &v {
-                        if let Some(r) = self.redactors.iter().find_map(|r| r.bound_value(&key, s)) {
+                        if let Some(r) = self.redactors.iter().find_map(|r| r.bound_value(&key, s))
+                        {
                             v = Json::String(r);
                         }
                     }

@@ -32,8 +32,21 @@ static ABSOLUTE: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Folders whose paths say nothing about the user: they stay as they are.
 const SYSTEM: &[&str] = &[
-    "/usr/", "/etc/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/dev/", "/proc/", "/sys/", "/System/",
-    "/Library/", "/Applications/", "/opt/homebrew/", "/nix/store/", "/run/",
+    "/usr/",
+    "/etc/",
+    "/bin/",
+    "/sbin/",
+    "/lib/",
+    "/lib64/",
+    "/dev/",
+    "/proc/",
+    "/sys/",
+    "/System/",
+    "/Library/",
+    "/Applications/",
+    "/opt/homebrew/",
+    "/nix/store/",
+    "/run/",
 ];
 
 /// Tool trees: a marker in the path and the placeholder that replaces everything up to it.
@@ -135,7 +148,8 @@ pub fn dash_encoded(path: &str) -> String {
 
 /// The user name in a home folder path (`/home/bob` → `bob`).
 fn user_of(home: &str) -> Option<String> {
-    let caps = Regex::new(r"^(?:/Users|/home)/([^/\\]+)|^[A-Za-z]:[\\/]Users[\\/]([^/\\]+)").ok()?;
+    let caps =
+        Regex::new(r"^(?:/Users|/home)/([^/\\]+)|^[A-Za-z]:[\\/]Users[\\/]([^/\\]+)").ok()?;
     let c = caps.captures(home)?;
     c.get(1).or(c.get(2)).map(|m| m.as_str().to_owned())
 }
@@ -250,7 +264,10 @@ impl Paths {
                 format!("<tmp>/{rest}")
             };
         }
-        if SYSTEM.iter().any(|s| path.starts_with(s) || path == s.trim_end_matches('/')) {
+        if SYSTEM
+            .iter()
+            .any(|s| path.starts_with(s) || path == s.trim_end_matches('/'))
+        {
             return path.to_owned();
         }
         let trimmed = path.trim_end_matches('/');
@@ -331,7 +348,9 @@ fn relativize(text: &str, cwd: &str) -> String {
         out.push_str(&rest[..i]);
         let sep = after.starts_with('/') || after.starts_with('\\');
         match after.chars().next() {
-            Some(_) if sep && after.len() > sep_len && after[sep_len..].starts_with(is_path_char) => {
+            Some(_)
+                if sep && after.len() > sep_len && after[sep_len..].starts_with(is_path_char) =>
+            {
                 rest = &after[sep_len..];
             }
             Some(c) if is_path_char(c) || c == '/' || c == '\\' => {
@@ -354,7 +373,10 @@ fn replace_prefix(text: &str, prefix: &str, with: &str) -> String {
     let mut rest = text;
     while let Some(i) = rest.find(prefix) {
         let after = &rest[i + prefix.len()..];
-        let before_ok = rest[..i].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
+        let before_ok = rest[..i]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric());
         out.push_str(&rest[..i]);
         if after.starts_with(is_path_char) || !before_ok {
             out.push_str(prefix);
@@ -410,9 +432,15 @@ mod tests {
     #[test]
     fn known_values_in_every_encoding() {
         let p = paths("/home/dainty/work/app", "/home/dainty");
-        assert_eq!(p.redact(r#"{"p":"\/home\/dainty\/work\/app\/src\/a.rs"}"#), r#"{"p":"src\/a.rs"}"#);
+        assert_eq!(
+            p.redact(r#"{"p":"\/home\/dainty\/work\/app\/src\/a.rs"}"#),
+            r#"{"p":"src\/a.rs"}"#
+        );
         assert_eq!(p.redact("file:///home/dainty/work/app/x.rs"), "file://x.rs");
-        assert_eq!(p.redact("?path=%2Fhome%2Fdainty%2Fnotes"), "?path=~%2Fnotes");
+        assert_eq!(
+            p.redact("?path=%2Fhome%2Fdainty%2Fnotes"),
+            "?path=~%2Fnotes"
+        );
         assert_eq!(
             p.redact("~/.claude/projects/-home-dainty-work-app/s.jsonl"),
             "~/.claude/projects/-app/s.jsonl"
@@ -420,7 +448,10 @@ mod tests {
         assert_eq!(p.redact("-home-dainty-other"), "-~-other");
         assert_eq!(p.redact("signed off by dainty"), "signed off by <user>");
         let w = paths(r"C:\Users\bob\proj", r"C:\Users\bob");
-        assert_eq!(w.redact(r#"{"f":"C:\\Users\\bob\\proj\\src\\x.rs"}"#), r#"{"f":"src\\x.rs"}"#);
+        assert_eq!(
+            w.redact(r#"{"f":"C:\\Users\\bob\\proj\\src\\x.rs"}"#),
+            r#"{"f":"src\\x.rs"}"#
+        );
     }
 
     #[test]
@@ -452,14 +483,26 @@ mod tests {
             p.redact("/usr/lib/python3.12/site-packages/yaml/x.py"),
             "<site-packages>/yaml/x.py"
         );
-        assert_eq!(p.redact("wrote /tmp/tmp.abc/out.txt"), "wrote <tmp>/tmp.abc/out.txt");
+        assert_eq!(
+            p.redact("wrote /tmp/tmp.abc/out.txt"),
+            "wrote <tmp>/tmp.abc/out.txt"
+        );
         assert_eq!(p.redact("/var/folders/xy/abc123/T/x.log"), "<tmp>/x.log");
-        assert_eq!(p.redact("run /usr/bin/env and /etc/hosts"), "run /usr/bin/env and /etc/hosts");
+        assert_eq!(
+            p.redact("run /usr/bin/env and /etc/hosts"),
+            "run /usr/bin/env and /etc/hosts"
+        );
         let a = p.redact("open /data/projects/secret-client/notes.md");
-        assert!(a.starts_with("open <path-") && a.ends_with(">/notes.md"), "{a}");
+        assert!(
+            a.starts_with("open <path-") && a.ends_with(">/notes.md"),
+            "{a}"
+        );
         assert!(!a.contains("secret-client"), "{a}");
         assert_eq!(p.redact("open /data/projects/secret-client/notes.md"), a);
-        assert_eq!(p.redact("GET https://api.example.com/var/x"), "GET https://api.example.com/var/x");
+        assert_eq!(
+            p.redact("GET https://api.example.com/var/x"),
+            "GET https://api.example.com/var/x"
+        );
         assert_eq!(p.redact("route /api/users"), "route /api/users");
     }
 

@@ -304,7 +304,10 @@ fn accept(spec: &RuleSpec, secret: &str, after: Option<char>) -> bool {
         return false;
     }
     let r = &spec.requires;
-    if r.ignore_if_contains.iter().any(|s| secret.contains(s.as_str())) {
+    if r.ignore_if_contains
+        .iter()
+        .any(|s| secret.contains(s.as_str()))
+    {
         return false;
     }
     let count = |f: fn(&char) -> bool| secret.chars().filter(f).count();
@@ -315,7 +318,10 @@ fn accept(spec: &RuleSpec, secret: &str, after: Option<char>) -> bool {
         return false;
     }
     if r.min_special_chars > 0 {
-        let special = r.special_chars.as_deref().unwrap_or("!@#$%^&*()-_=+[]{};:,.<>/?");
+        let special = r
+            .special_chars
+            .as_deref()
+            .unwrap_or("!@#$%^&*()-_=+[]{};:,.<>/?");
         if secret.chars().filter(|c| special.contains(*c)).count() < r.min_special_chars {
             return false;
         }
@@ -331,9 +337,17 @@ fn plausible(value: &str, after: Option<char>) -> bool {
         return false;
     }
     let lower = v.to_ascii_lowercase();
-    let reference = ["process.env", "os.environ", "os.getenv", "env.", "self.", "this.", "secrets."]
-        .iter()
-        .any(|p| lower.starts_with(p));
+    let reference = [
+        "process.env",
+        "os.environ",
+        "os.getenv",
+        "env.",
+        "self.",
+        "this.",
+        "secrets.",
+    ]
+    .iter()
+    .any(|p| lower.starts_with(p));
     !(reference
         || v.contains(['«', '»'])
         || v.starts_with('$')
@@ -345,9 +359,29 @@ fn plausible(value: &str, after: Option<char>) -> bool {
         || v.chars().all(|c| c.is_ascii_digit() || c == '.')
         || matches!(
             lower.as_str(),
-            "true" | "false" | "null" | "nil" | "none" | "undefined" | "redacted" | "required"
-                | "optional" | "string" | "str" | "bool" | "int" | "***" | "..." | "xxx"
-                | "bearer" | "basic" | "digest" | "number" | "boolean" | "any" | "object"
+            "true"
+                | "false"
+                | "null"
+                | "nil"
+                | "none"
+                | "undefined"
+                | "redacted"
+                | "required"
+                | "optional"
+                | "string"
+                | "str"
+                | "bool"
+                | "int"
+                | "***"
+                | "..."
+                | "xxx"
+                | "bearer"
+                | "basic"
+                | "digest"
+                | "number"
+                | "boolean"
+                | "any"
+                | "object"
                 | "unknown"
         ))
 }

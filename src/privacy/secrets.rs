@@ -193,7 +193,10 @@ mod tests {
         assert!(!out.contains("s3cr3t"), "{out}");
         assert!(out.starts_with("postgres://app:«redacted:"), "{out}");
         let out = redact("Authorization: Bearer abc.def.ghi123");
-        assert!(out.ends_with("Bearer «redacted:authorization-header»"), "{out}");
+        assert!(
+            out.ends_with("Bearer «redacted:authorization-header»"),
+            "{out}"
+        );
     }
 
     #[test]
@@ -211,7 +214,10 @@ mod tests {
             "tracebook:allow ghp_abcdefghijklmnopqrstuvwxyz0123456789",
         ] {
             let out = redact(s);
-            assert!(!out.contains("abcd1234efgh") && !out.contains("ghp_abc"), "{out}");
+            assert!(
+                !out.contains("abcd1234efgh") && !out.contains("ghp_abc"),
+                "{out}"
+            );
         }
     }
 
@@ -227,10 +233,22 @@ mod tests {
 
     #[test]
     fn secret_keys_in_structured_json() {
-        for k in ["password", "apiKey", "client_secret", "GITHUB_TOKEN", "x-api-key"] {
+        for k in [
+            "password",
+            "apiKey",
+            "client_secret",
+            "GITHUB_TOKEN",
+            "x-api-key",
+        ] {
             assert!(is_secret_key(k), "{k}");
         }
-        for k in ["input_tokens", "tokenizer", "file_path", "command", "description"] {
+        for k in [
+            "input_tokens",
+            "tokenizer",
+            "file_path",
+            "command",
+            "description",
+        ] {
             assert!(!is_secret_key(k), "{k}");
         }
     }

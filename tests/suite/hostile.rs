@@ -35,12 +35,22 @@ fn line(uuid: &str, parent: Option<&str>, kind: &str, content: serde_json::Value
 fn session_with(payload: &str) -> String {
     [
         line("u1", None, "user", json!(payload)),
-        line("a1", Some("u1"), "assistant", json!([
+        line(
+            "a1",
+            Some("u1"),
+            "assistant",
+            json!([
             {"type": "text", "text": payload},
             {"type": "tool_use", "id": "toolu_1", "name": "Bash",
-             "input": {"command": payload, "env": {"API_KEY": payload}}}])),
-        line("u2", Some("a1"), "user", json!([
-            {"type": "tool_result", "tool_use_id": "toolu_1", "content": payload}])),
+             "input": {"command": payload, "env": {"API_KEY": payload}}}]),
+        ),
+        line(
+            "u2",
+            Some("a1"),
+            "user",
+            json!([
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": payload}]),
+        ),
     ]
     .join("\n")
 }
@@ -66,9 +76,15 @@ fn planted(kind: usize, body: &str) -> (String, String) {
             format!("postgres://app:{body20}@db.internal:5432/x"),
             body20.to_owned(),
         ),
-        5 => (format!("{{\"client_secret\": \"{body20}\"}}"), body20.to_owned()),
+        5 => (
+            format!("{{\"client_secret\": \"{body20}\"}}"),
+            body20.to_owned(),
+        ),
         6 => {
-            let s = format!("AKIA{}", body.to_ascii_uppercase().replace(['0', '1', '8', '9'], "A"));
+            let s = format!(
+                "AKIA{}",
+                body.to_ascii_uppercase().replace(['0', '1', '8', '9'], "A")
+            );
             let s = s[..20].to_owned();
             (format!("aws_access_key_id = {s}"), s)
         }
@@ -141,7 +157,12 @@ fn invalid_utf8_and_lone_surrogates_do_not_stop_the_rest() {
 fn a_cycle_in_parent_uuid_terminates() {
     let log = [
         line("a", Some("c"), "user", json!("first")),
-        line("b", Some("a"), "assistant", json!([{"type": "text", "text": "second"}])),
+        line(
+            "b",
+            Some("a"),
+            "assistant",
+            json!([{"type": "text", "text": "second"}]),
+        ),
         line("c", Some("b"), "user", json!("third")),
     ]
     .join("\n");
@@ -184,9 +205,8 @@ fn a_200_mb_single_line_renders() {
     let big = "x".repeat(200 * 1024 * 1024);
     std::fs::write(&log, session_with(&big)).expect("write");
     let set = tracebook::adapters::AdapterSet::load(None).expect("adapters");
-    let (report, _) =
-        tracebook::report_for(&log, &set, None, &[], "2026-01-01T00:00:00Z".into())
-            .expect("renders");
+    let (report, _) = tracebook::report_for(&log, &set, None, &[], "2026-01-01T00:00:00Z".into())
+        .expect("renders");
     let html = tracebook::render::html(&report).expect("html");
     assert!(html.len() > 1000);
 }

@@ -53,7 +53,10 @@ fn secret(n: usize) -> (String, String) {
         }
         6 => {
             let t = format!("PlNtbr{n:06}abcdef");
-            (format!("curl -H 'Authorization: Bearer {t}' https://api"), t)
+            (
+                format!("curl -H 'Authorization: Bearer {t}' https://api"),
+                t,
+            )
         }
         _ => {
             let t = format!("plntuser{n:06}");
@@ -245,7 +248,10 @@ fn copy_case(case: &Case, to: &Path) -> anyhow::Result<PathBuf> {
     let base = if case.input.is_dir() {
         case.input.clone()
     } else {
-        case.input.parent().map(Path::to_path_buf).unwrap_or_default()
+        case.input
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
     };
     for f in &case.files {
         let dest = to.join(f.strip_prefix(&base)?);
@@ -268,7 +274,10 @@ fn a_secret_planted_in_any_field_of_any_harness_never_reaches_output() -> anyhow
         let base = if case.input.is_dir() {
             case.input.clone()
         } else {
-            case.input.parent().map(Path::to_path_buf).unwrap_or_default()
+            case.input
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default()
         };
         let docs: Vec<Doc> = case
             .files
@@ -321,12 +330,19 @@ fn a_secret_planted_in_any_field_of_any_harness_never_reaches_output() -> anyhow
             }
         }
     }
-    assert!(leaks.is_empty(), "planted text reached output:\n{}", leaks.join("\n"));
+    assert!(
+        leaks.is_empty(),
+        "planted text reached output:\n{}",
+        leaks.join("\n")
+    );
     let want = ["prompt", "assistant", "tool input", "tool output"];
     for harness in ["claude-code", "codex", "gemini-cli", "opencode"] {
         let got = carried.get(harness).cloned().unwrap_or_default();
         for w in want {
-            assert!(got.contains(w), "{harness}: no planted {w} was carried: {got:?}");
+            assert!(
+                got.contains(w),
+                "{harness}: no planted {w} was carried: {got:?}"
+            );
         }
     }
     for harness in ["claude-code", "opencode"] {

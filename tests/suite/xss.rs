@@ -20,8 +20,9 @@ fn vectors() -> anyhow::Result<Vec<String>> {
             .filter(|l| !l.trim().is_empty())
             .map(str::to_owned)
             .collect();
-    let fixtures: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("dompurify-fixtures.json"))?)?;
+    let fixtures: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+        dir.join("dompurify-fixtures.json"),
+    )?)?;
     for f in fixtures["fixtures"].as_array().into_iter().flatten() {
         if let Some(p) = f["payload"].as_str() {
             out.push(p.to_owned());
