@@ -16,7 +16,7 @@ use crate::catalog::{self, Entry, Filter, Found};
 use crate::cli::{Format, RenderArgs};
 use crate::render::{self, IndexRow};
 use crate::report::select::{self, TurnSelection};
-use crate::{Exit, report_for_session};
+use crate::{Exit, report_with};
 
 /// The manifest's file name inside the output folder.
 pub const MANIFEST: &str = ".tracebook-manifest.json";
@@ -162,12 +162,12 @@ fn render_one(
 
 /// Reads a session; writes its notebook when it passes the filters.
 fn try_render(job: &Job<'_>, found: &Found, file: &str) -> anyhow::Result<(Entry, Option<String>)> {
-    let (mut report, warnings) = report_for_session(
+    let (mut report, warnings) = report_with(
         &found.path,
         job.set,
         Some(&found.harness),
         found.session.as_deref(),
-        &job.args.redact,
+        &crate::privacy_options(job.args),
         job.generated_at.to_owned(),
     )?;
     if let (true, Some(first)) = (job.args.strict, warnings.first()) {
@@ -182,8 +182,10 @@ fn try_render(job: &Job<'_>, found: &Found, file: &str) -> anyhow::Result<(Entry
     }
     select::apply(&mut report, job.sel).map_err(anyhow::Error::msg)?;
     let html = render::html(&report).context("rendering the notebook")?;
+    // The last scan, as for a single notebook: shape-only secret rules over what is written.
+    let (html, _) = crate::privacy::secrets::backstop_notebook(&html);
     let out = job.dir.join(file);
-    std::fs::write(&out, html).with_context(|| format!("writing {file}"))?;
+    std::fs::write(&out, html.as_bytes()).with_context(|| format!("writing {file}"))?;
     Ok((row, Some(file.to_owned())))
 }
 
@@ -211,9 +213,10 @@ pub fn render_all(
         .filter(|f| filter.admits_file(f))
         .collect();
     let options = format!(
-        "tracebook {}; redact {:?}; turns {:?}; exclude {:?}; adapters {:?}; strict {}",
+        "tracebook {}; redact {:?}; keep images {}; turns {:?}; exclude {:?}; adapters {:?}; strict {}",
         env!("CARGO_PKG_VERSION"),
         args.redact,
+        args.keep_images,
         sel.turns.as_ref().map(ToString::to_string),
         sel.exclude.as_ref().map(ToString::to_string),
         args.adapters,

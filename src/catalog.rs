@@ -260,15 +260,19 @@ pub fn summarize(
     redact: &[String],
     generated_at: &str,
 ) -> Vec<Listed> {
+    let options = crate::privacy::Options {
+        redact: redact.to_vec(),
+        keep_images: false,
+    };
     found
         .into_par_iter()
         .map(|f| {
-            let row = crate::report_for_session(
+            let row = crate::report_with(
                 &f.path,
                 set,
                 Some(&f.harness),
                 f.session.as_deref(),
-                redact,
+                &options,
                 generated_at.to_owned(),
             )
             .map(|(report, _)| Entry::from_report(&f, &report))

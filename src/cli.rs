@@ -67,6 +67,10 @@ pub struct RenderArgs {
     /// Also redact this exact text wherever it appears (repeatable).
     #[arg(long, value_name = "TEXT")]
     pub redact: Vec<String>,
+    /// Keep embedded images (base64 `data:image/…`) in the output; other attachments are
+    /// always dropped.
+    #[arg(long)]
+    pub keep_images: bool,
     /// What the notebook holds: everything, or only prompts and responses (the rest is left
     /// out of the file, not hidden).
     #[arg(long, value_enum, default_value_t = View::Full)]

@@ -95,17 +95,21 @@ pub fn report_for(
     redact: &[String],
     generated_at: String,
 ) -> anyhow::Result<(Report, Vec<Warning>)> {
-    report_for_session(input, set, harness, None, redact, generated_at)
+    let options = privacy::Options {
+        redact: redact.to_vec(),
+        keep_images: false,
+    };
+    report_with(input, set, harness, None, &options, generated_at)
 }
 
-/// Like [`report_for`], for the session with id `session` of an input that holds several (a
-/// storage tree or a database).
-pub fn report_for_session(
+/// [`report_for`] with every privacy option, for the session with id `session` of an input
+/// that holds several (a storage tree or a database) when given.
+pub fn report_with(
     input: &Path,
     set: &AdapterSet,
     harness: Option<&str>,
     session: Option<&str>,
-    redact: &[String],
+    options: &privacy::Options,
     generated_at: String,
 ) -> anyhow::Result<(Report, Vec<Warning>)> {
     let loaded = adapters::load::load_session(input, set, harness, session)?;
@@ -113,7 +117,7 @@ pub fn report_for_session(
         .get(&loaded.session.harness)
         .map(|a| a.spec.label.clone())
         .unwrap_or_default();
-    let policy = privacy::Policy::for_session(&loaded.session, redact);
+    let policy = privacy::Policy::new(&loaded.session, options);
     // Warnings name inputs and lines, and may quote a path: they go through privacy too.
     let warnings: Vec<Warning> = loaded
         .warnings
@@ -153,12 +157,12 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
             None,
         ),
     };
-    let (mut report, warnings) = report_for_session(
+    let (mut report, warnings) = report_with(
         &input,
         &set,
         harness.as_deref(),
         session.as_deref(),
-        &args.redact,
+        &privacy_options(args),
         generated_at,
     )?;
     report::select::apply(&mut report, &selection).map_err(anyhow::Error::msg)?;
@@ -191,6 +195,18 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
             s
         }
     };
+    // The last scan: shape-only secret rules over exactly what is written.
+    let (bytes, caught) = match args.format {
+        Format::Html => privacy::secrets::backstop_notebook(&bytes),
+        Format::Json => privacy::secrets::backstop(&bytes),
+    };
+    if caught > 0 && !args.quiet {
+        writeln!(
+            stderr,
+            "note: the final scan redacted {caught} secret(s) the earlier stages missed"
+        )
+        .ok();
+    }
     let out = output_path(args, &input);
     if out.as_os_str() == "-" {
         let mut stdout = std::io::stdout().lock();
@@ -261,6 +277,14 @@ fn adapters_command(action: AdaptersAction) -> anyhow::Result<Exit> {
         }
     }
     Ok(Exit::Success)
+}
+
+/// The privacy options the user chose on the command line.
+fn privacy_options(args: &RenderArgs) -> privacy::Options {
+    privacy::Options {
+        redact: args.redact.clone(),
+        keep_images: args.keep_images,
+    }
 }
 
 /// The report generation time: `TRACEBOOK_GENERATED_AT` when set (tests pin it), else now.
@@ -434,6 +458,8 @@ fn rerender_command(args: &cli::RerenderArgs) -> anyhow::Result<Exit> {
     report::select::apply(&mut report, &turn_selection(&args.select)?)
         .map_err(anyhow::Error::msg)?;
     let bytes = render::html(&report).context("rendering the notebook")?;
+    // A notebook written by an older version passes the final scan of this one.
+    let (bytes, _) = privacy::secrets::backstop_notebook(&bytes);
     let out = args.output.clone().unwrap_or_else(|| args.input.clone());
     if out.as_os_str() == "-" {
         let mut stdout = std::io::stdout().lock();

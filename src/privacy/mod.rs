@@ -4,10 +4,14 @@
 //! arguments, outputs, patches, facts) and returns [`Redacted`], which only this module can
 //! build: later stages take `&Redacted<Session>`, so they cannot see unredacted data.
 //!
-//! - [`paths`]: repository-relative paths, `~` for home folders, no user names;
-//! - [`secrets`]: credentials and secret values, replaced by `«redacted:<rule>»`.
+//! - [`clean`]: terminal escapes and control characters removed, base64 attachments dropped;
+//! - [`secrets`]: credentials and secret values, replaced by `«redacted:<rule>»` (rules in
+//!   [`rules`]);
+//! - [`paths`]: repository-relative paths, `~` for home folders, no user or host names.
 
+pub mod clean;
 pub mod paths;
+pub mod rules;
 pub mod secrets;
 
 use std::borrow::Cow;
@@ -21,6 +25,12 @@ use crate::events::{Event, EventKind, Session};
 pub trait Redactor: Send + Sync {
     /// Returns the text with private parts replaced (borrowed when nothing changed).
     fn redact<'a>(&self, text: &'a str) -> Cow<'a, str>;
+
+    /// The replacement for a whole JSON string value bound to `key`, when the key alone says
+    /// the value is private (`{"password": "…"}`).
+    fn bound_value(&self, _key: &str, _value: &str) -> Option<String> {
+        None
+    }
 }
 
 /// The redactors in force for one session, applied in order.
@@ -29,11 +39,27 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// The standard policy for a session: secrets first (so a secret inside a path is still
-    /// caught whole), then paths and identity.
+    /// The standard policy for a session with default options and the user's own strings.
     pub fn for_session(session: &Session, extra: &[String]) -> Self {
-        let mut redactors: Vec<Box<dyn Redactor>> = vec![Box::new(secrets::Secrets::new(extra))];
-        redactors.push(Box::new(paths::Paths::new(&session.facts, &home_dirs())));
+        Self::new(
+            session,
+            &Options {
+                redact: extra.to_vec(),
+                keep_images: false,
+            },
+        )
+    }
+
+    /// The standard policy: cleaning first (escapes could split a secret), then secrets (so a
+    /// secret inside a path is still caught whole), then paths and identity.
+    pub fn new(session: &Session, options: &Options) -> Self {
+        let redactors: Vec<Box<dyn Redactor>> = vec![
+            Box::new(clean::Clean {
+                keep_images: options.keep_images,
+            }),
+            Box::new(secrets::Secrets::new(&options.redact)),
+            Box::new(paths::Paths::with_identity(&session.facts, &identity())),
+        ];
         Self { redactors }
     }
 
@@ -73,6 +99,12 @@ impl Policy {
             Json::Object(map) => {
                 let entries = std::mem::take(map);
                 for (mut key, mut v) in entries {
+                    if let Json::String(s) = &v {
+                        if let Some(r) = self.redactors.iter().find_map(|r| r.bound_value(&key, s))
+                        {
+                            v = Json::String(r);
+                        }
+                    }
                     self.in_place(&mut key);
                     self.json(&mut v);
                     map.insert(key, v);
@@ -81,6 +113,15 @@ impl Policy {
             _ => {}
         }
     }
+}
+
+/// What the user chose on the command line. Nothing in a transcript can change it.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Literal strings to redact wherever they appear (`--redact`).
+    pub redact: Vec<String>,
+    /// Keep embedded images (`--keep-images`); other attachments are always dropped.
+    pub keep_images: bool,
 }
 
 /// A value that has been through the privacy stage. Only this module can build one.
@@ -112,6 +153,12 @@ fn redact_session(session: &mut Session, policy: &Policy) {
     }
     f.cwd = project.map(|p| policy.text(&p));
     f.cwds.clear();
+    // Timestamps and the source's name are copied from the log as text: a log can put anything
+    // there.
+    for s in [&mut f.started_at, &mut f.ended_at].into_iter().flatten() {
+        policy.in_place(s);
+    }
+    policy.in_place(&mut session.source);
     session
         .events
         .iter_mut()
@@ -123,6 +170,9 @@ fn redact_session(session: &mut Session, policy: &Policy) {
 }
 
 fn redact_event(event: &mut Event, policy: &Policy) {
+    if let Some(t) = &mut event.timestamp {
+        policy.in_place(t);
+    }
     match &mut event.kind {
         EventKind::Prompt { text } | EventKind::Assistant { text } => policy.in_place(text),
         EventKind::Thinking { text } | EventKind::Compaction { summary: text } => {
@@ -130,9 +180,21 @@ fn redact_event(event: &mut Event, policy: &Policy) {
                 policy.in_place(t);
             }
         }
-        // A failure holds only adapter-declared names and integers: nothing from the log to mask.
-        EventKind::Interrupt | EventKind::Failure(_) => {}
+        EventKind::Interrupt => {}
+        // A failure's names and numbers are adapter-declared; only the call id it links to
+        // comes from the log.
+        EventKind::Failure(f) => {
+            if let Some(id) = &mut f.call_id {
+                policy.in_place(id);
+            }
+        }
         EventKind::ToolCall(call) => {
+            // Ids are redacted the same way wherever they occur, so links between a call, its
+            // subagent and a failure still hold.
+            policy.in_place(&mut call.call_id);
+            if let Some(a) = &mut call.agent_id {
+                policy.in_place(a);
+            }
             policy.in_place(&mut call.name);
             policy.json(&mut call.input);
             if let Some(c) = &mut call.command {
@@ -145,6 +207,9 @@ fn redact_event(event: &mut Event, policy: &Policy) {
                 v => v.to_string().len(),
             };
             if let Some(r) = &mut call.result {
+                if let Some(t) = &mut r.timestamp {
+                    policy.in_place(t);
+                }
                 policy.in_place(&mut r.output);
                 r.size = r.output.len();
                 if let Some(p) = &mut r.patch {
@@ -155,13 +220,19 @@ fn redact_event(event: &mut Event, policy: &Policy) {
     }
 }
 
-/// Home folders of the machine running tracebook, from the environment.
-fn home_dirs() -> Vec<String> {
-    ["HOME", "USERPROFILE"]
-        .iter()
-        .filter_map(|k| std::env::var(k).ok())
-        .filter(|h| h.len() > 1)
-        .collect()
+/// The identity of the user running tracebook, from the environment.
+fn identity() -> paths::Identity {
+    let env = |keys: &[&str]| -> Vec<String> {
+        keys.iter()
+            .filter_map(|k| std::env::var(k).ok())
+            .filter(|v| v.len() > 1)
+            .collect()
+    };
+    paths::Identity {
+        homes: env(&["HOME", "USERPROFILE"]),
+        users: env(&["USER", "LOGNAME", "USERNAME"]),
+        hosts: env(&["HOSTNAME", "COMPUTERNAME"]),
+    }
 }
 
 #[cfg(test)]

@@ -1,72 +1,18 @@
 //! Secret redaction: credentials and secret values are replaced by `«redacted:<rule>»`, and
-//! only the secret is replaced, so the key beside it stays readable.
+//! only the secret is replaced, so the key beside it stays readable
+//! (`API_KEY=«redacted:secret-assignment»`). The rules live in `rules/*.yaml` (see
+//! [`super::rules`]); the user adds literal strings with `--redact`. Nothing in the transcript
+//! can switch a rule off.
 
-use regex::{Captures, Regex};
 use std::borrow::Cow;
-use std::sync::LazyLock;
 
 use super::Redactor;
+use super::rules::{ENGINE, Find};
 
-/// One rule: a name for the placeholder and a regex whose group `s` (or whole match) is the
-/// secret.
-struct Rule {
-    id: &'static str,
-    re: Regex,
+/// The placeholder for a secret found by `rule`.
+pub fn placeholder(rule: &str) -> String {
+    format!("«redacted:{rule}»")
 }
-
-static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
-    let rule = |id, pattern: &str| Rule {
-        id,
-        re: Regex::new(pattern).expect("fixed regex"),
-    };
-    vec![
-        rule(
-            "private-key",
-            r"(?s)(?P<s>-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----)",
-        ),
-        rule(
-            "anthropic-api-key",
-            r"(?P<s>(?-u:\b)sk-ant-[A-Za-z0-9_-]{20,})",
-        ),
-        rule(
-            "openai-api-key",
-            r"(?P<s>(?-u:\b)sk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{32,})",
-        ),
-        rule(
-            "github-token",
-            r"(?P<s>(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}))",
-        ),
-        rule(
-            "aws-access-key-id",
-            r"(?P<s>(?-u:\b)(?:AKIA|ASIA)[0-9A-Z]{16}(?-u:\b))",
-        ),
-        rule(
-            "slack-token",
-            r"(?P<s>(?-u:\b)xox[abprs]-[A-Za-z0-9-]{10,})",
-        ),
-        rule(
-            "stripe-key",
-            r"(?P<s>(?-u:\b)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})",
-        ),
-        rule("google-api-key", r"(?P<s>(?-u:\b)AIza[0-9A-Za-z_-]{35})"),
-        rule(
-            "jwt",
-            r"(?P<s>(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})",
-        ),
-        rule(
-            "authorization-header",
-            r"(?i)(?-u:\b)(?:authorization|proxy-authorization)\s*[:=]\s*(?:bearer|basic|token)\s+(?P<s>[A-Za-z0-9._~+/=-]{8,})",
-        ),
-        rule(
-            "url-password",
-            r"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:(?P<s>[^@\s/]+)@",
-        ),
-        rule(
-            "secret-assignment",
-            r#"(?i)(?-u:\b)[A-Z0-9_.-]*(?:secret|token|passwd|password|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)[A-Z0-9_]*["']?\s*[=:]\s*(?:"(?P<q>[^"\n]{4,})"|'(?P<r>[^'\n]{4,})'|(?P<s>[^\s"'`,;{}()\[\]<>]{6,}))"#,
-        ),
-    ]
-});
 
 /// The secret redactor: built-in rules plus the user's own strings (`--redact`).
 pub struct Secrets {
@@ -87,55 +33,163 @@ impl Redactor for Secrets {
         let mut out = Cow::Borrowed(text);
         for lit in &self.extra {
             if out.contains(lit.as_str()) {
-                out = Cow::Owned(out.replace(lit.as_str(), "«redacted:user-string»"));
+                out = Cow::Owned(out.replace(lit.as_str(), &placeholder("user-string")));
             }
         }
-        for rule in RULES.iter() {
-            if !rule.re.is_match(&out) {
-                continue;
-            }
-            let replaced = rule.re.replace_all(&out, |caps: &Captures<'_>| {
-                let whole = caps.get(0).map_or("", |m| m.as_str());
-                let Some(secret) = caps.name("s").or(caps.name("q")).or(caps.name("r")) else {
-                    return whole.to_owned();
-                };
-                if !plausible_secret(secret.as_str()) {
-                    return whole.to_owned();
-                }
-                let start = secret.start() - caps.get(0).map_or(0, |m| m.start());
-                let end = start + secret.len();
-                format!("{}«redacted:{}»{}", &whole[..start], rule.id, &whole[end..])
-            });
-            if let Cow::Owned(s) = replaced {
-                out = Cow::Owned(s);
-            }
+        match redact_with(&out, false) {
+            Cow::Owned(s) => Cow::Owned(s),
+            Cow::Borrowed(_) => out,
         }
-        out
+    }
+
+    fn bound_value(&self, key: &str, value: &str) -> Option<String> {
+        (is_secret_key(key) && !value.is_empty() && !value.contains('«') && value != "null")
+            .then(|| placeholder("secret-json-key"))
     }
 }
 
-/// Values that are never secrets: placeholders already redacted, numbers, literals and
-/// references to variables.
-fn plausible_secret(value: &str) -> bool {
-    let v = value.trim();
-    !(v.starts_with('«')
-        || v.starts_with('$')
-        || v.starts_with("process.env")
-        || v.chars().all(|c| c.is_ascii_digit() || c == '.')
-        || matches!(
-            v.to_ascii_lowercase().as_str(),
-            "true" | "false" | "null" | "none" | "undefined" | "redacted" | "required"
-        ))
+/// Replaces every secret the rules find; `shape_only` runs only the rules that recognise a
+/// secret by its own shape (the backstop over rendered output).
+pub fn redact_with(text: &str, shape_only: bool) -> Cow<'_, str> {
+    let finds = ENGINE.find(text, shape_only);
+    if finds.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(replace(text, &finds))
+}
+
+fn replace(text: &str, finds: &[Find]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for f in finds {
+        out.push_str(&text[at..f.start]);
+        out.push_str(&placeholder(&ENGINE.rules()[f.rule].spec.id));
+        at = f.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// Whether a JSON object key names a secret (`password`, `apiKey`, `client_secret`, …), by
+/// the same rule that finds `"key": "value"` in text.
+pub fn is_secret_key(key: &str) -> bool {
+    if key.len() > 100 {
+        return false;
+    }
+    let Some(i) = ENGINE
+        .rules()
+        .iter()
+        .position(|r| r.spec.id == "secret-json-key")
+    else {
+        return false;
+    };
+    let probe = format!("\"{}\": \"probe-value\"", key.replace(['"', '\\'], ""));
+    !ENGINE.find_rule(i, &probe).is_empty()
+}
+
+/// The last scan: shape-only rules over text that is about to leave the machine (rendered
+/// HTML, the JSON report). Returns the text and how many secrets it replaced.
+pub fn backstop(text: &str) -> (Cow<'_, str>, usize) {
+    let finds = ENGINE.find(text, true);
+    if finds.is_empty() {
+        return (Cow::Borrowed(text), 0);
+    }
+    (Cow::Owned(replace(text, &finds)), finds.len())
+}
+
+/// [`backstop`] over a rendered notebook, leaving the embedded report element's compressed
+/// data alone: its bytes are not text a rule could read, and a replacement inside them would
+/// break the report. What it holds went through the privacy stage like the page itself.
+pub fn backstop_notebook(html: &str) -> (Cow<'_, str>, usize) {
+    let data = html.find("id=\"tracebook-report\"").and_then(|at| {
+        let start = html[at..].find('>')? + at + 1;
+        let end = html[start..].find("</script>")? + start;
+        Some((start, end))
+    });
+    let Some((start, end)) = data else {
+        return backstop(html);
+    };
+    let (head, n1) = backstop(&html[..start]);
+    let (tail, n2) = backstop(&html[end..]);
+    if n1 + n2 == 0 {
+        return (Cow::Borrowed(html), 0);
+    }
+    (
+        Cow::Owned([&head, &html[start..end], &*tail].concat()),
+        n1 + n2,
+    )
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::rules::{self, Engine};
     use super::*;
 
     fn redact(s: &str) -> String {
         Secrets::new(&["hunter2-corp".into()])
             .redact(s)
             .into_owned()
+    }
+
+    #[test]
+    fn rule_files_parse_and_every_pattern_compiles() {
+        for (name, text) in rules::builtin_files() {
+            let specs = rules::parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(!specs.is_empty(), "{name}");
+        }
+        let mut ids = std::collections::HashSet::new();
+        let mut failures = Vec::new();
+        for r in ENGINE.rules() {
+            if let Some(e) = r.compile_error() {
+                failures.push(format!("{}: pattern does not compile: {e}", r.spec.id));
+            }
+            if !ids.insert(r.spec.id.clone()) {
+                failures.push(format!("duplicate id {}", r.spec.id));
+            }
+            if r.spec.examples.is_empty() {
+                failures.push(format!("{}: no examples", r.spec.id));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        assert!(ENGINE.rules().len() > 100);
+    }
+
+    #[test]
+    fn every_rule_finds_its_examples_through_the_prefilter() {
+        let mut failures = Vec::new();
+        for (i, r) in ENGINE.rules().iter().enumerate() {
+            for ex in &r.spec.examples {
+                let alone = Engine::new(vec![r.spec.clone()]);
+                if alone.find(ex, false).is_empty() {
+                    failures.push(format!("{} ({i}) misses {ex:?}", r.spec.id));
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn no_rule_finds_its_negative_examples() {
+        let mut failures = Vec::new();
+        for r in ENGINE.rules() {
+            let alone = Engine::new(vec![r.spec.clone()]);
+            for ex in &r.spec.negative_examples {
+                if !alone.find(ex, false).is_empty() {
+                    failures.push(format!("{} finds {ex:?}", r.spec.id));
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn redaction_is_idempotent_on_every_example() {
+        for r in ENGINE.rules() {
+            for ex in &r.spec.examples {
+                let once = redact(ex);
+                assert_eq!(redact(&once), once, "{}", r.spec.id);
+            }
+        }
     }
 
     #[test]
@@ -146,24 +200,48 @@ mod tests {
         );
         assert_eq!(
             redact(r#"{"password": "correct horse"}"#),
-            r#"{"password": "«redacted:secret-assignment»"}"#
+            r#"{"password": "«redacted:secret-json-key»"}"#
+        );
+        assert_eq!(
+            redact("db_password: hunter2"),
+            "db_password: «redacted:secret-yaml-key»"
         );
     }
 
     #[test]
     fn redacts_known_token_shapes() {
-        let out = redact("a ghp_abcdefghijklmnopqrstuvwxyz0123456789 b AKIAIOSFODNN7EXAMPLE c");
-        assert_eq!(
-            out,
-            "a «redacted:github-token» b «redacted:aws-access-key-id» c"
-        );
+        let out = redact("a ghp_abcdefghijklmnopqrstuvwxyz0123456789 b AKIAQYLPMN5HHHFPZAM2 c");
+        assert!(!out.contains("ghp_abc") && !out.contains("AKIAQ"), "{out}");
         let out = redact("postgres://app:s3cr3t@db:5432/x");
-        assert_eq!(out, "postgres://app:«redacted:url-password»@db:5432/x");
+        assert!(!out.contains("s3cr3t"), "{out}");
+        assert!(out.starts_with("postgres://app:«redacted:"), "{out}");
         let out = redact("Authorization: Bearer abc.def.ghi123");
         assert!(
             out.ends_with("Bearer «redacted:authorization-header»"),
             "{out}"
         );
+    }
+
+    #[test]
+    fn escaped_pem_keys_are_redacted() {
+        let k = r#"{"text":"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx1yZabcdefghijkl\nmnopqrstu\n-----END RSA PRIVATE KEY-----\n"}"#;
+        let out = redact(k);
+        assert!(!out.contains("MIIEowIBAAKCAQEAx1yZ"), "{out}");
+    }
+
+    #[test]
+    fn in_band_allow_markers_do_not_switch_redaction_off() {
+        for s in [
+            "API_KEY=abcd1234efgh # gitleaks:allow",
+            "API_KEY=abcd1234efgh # pragma: allowlist secret",
+            "tracebook:allow ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        ] {
+            let out = redact(s);
+            assert!(
+                !out.contains("abcd1234efgh") && !out.contains("ghp_abc"),
+                "{out}"
+            );
+        }
     }
 
     #[test]
@@ -177,14 +255,42 @@ mod tests {
     }
 
     #[test]
+    fn secret_keys_in_structured_json() {
+        for k in [
+            "password",
+            "apiKey",
+            "client_secret",
+            "GITHUB_TOKEN",
+            "x-api-key",
+        ] {
+            assert!(is_secret_key(k), "{k}");
+        }
+        for k in [
+            "input_tokens",
+            "tokenizer",
+            "file_path",
+            "command",
+            "description",
+        ] {
+            assert!(!is_secret_key(k), "{k}");
+        }
+    }
+
+    #[test]
     fn leaves_look_alikes_alone() {
         for s in [
             "commit 3f2c1a9e8b7d6c5f4e3d2c1b0a9f8e7d6c5b4a39",
+            "short 3f2c1a9 and sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
             "id 550e8400-e29b-41d4-a716-446655440000",
             "toolu_01ABCDEFGHJKLMNPQRSTUVWX",
-            "src/token_parser.rs",
+            "call_AbCdEf0123456789GhIjKlMn",
+            "msg_01XFDUDYJgAACzvnptvVoYEL",
+            "\"integrity\": \"sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUR3aOtKbtS6MW5lrA==\"",
+            "src/token_parser.rs and /usr/lib/python3/site-packages/secrets.py",
             "input_tokens: 123456",
             "API_KEY=$API_KEY",
+            "the password prompt appears after login",
+            "req_011CUabcdefGHIJKLmnop",
         ] {
             assert_eq!(redact(s), s);
         }

@@ -6,10 +6,13 @@ mod cli; // the binary: commands, output files, exit codes, bad input
 mod corpus; // every real session under $TRACEBOOK_CORPUS renders with the invariants
 mod everyday; // list, render --session/--all, index, manifest, turn selection, rerender
 mod failures; // failure facts: one bounded, allowlisted line per failed run, no raw text
+mod hostile; // hostile and broken input: no panic, no planted secret in any output
 mod html; // the notebook: self-contained, offline, escaped, linkable
 mod opencode; // OpenCode in every native layout: export, run output, storage tree, opencode.db
 mod outcomes; // Codex and Gemini CLI tool outcomes from native-format fixtures
+mod planted;
 mod snapshots; // the report model of each fixture, pinned with insta
+mod xss; // hostile transcript content in real Chromium: no script, no violation, no request // a secret planted in any field of any harness never reaches output
 
 use std::path::{Path, PathBuf};
 

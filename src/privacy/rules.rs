@@ -1,0 +1,432 @@
+//! The secret rule engine: rules from the embedded files under `rules/` (tracebook's own and a
+//! curated, attributed upstream set), one `aho-corasick` pass over each text to pick the rules
+//! whose keywords occur, then each picked rule's regex with its entropy and character-class
+//! checks. Every rule carries positive and negative examples that run as tests.
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::{Regex, RegexBuilder};
+use serde::Deserialize;
+use std::sync::{LazyLock, OnceLock};
+
+/// tracebook's own rules: generic key-bound values, headers, URLs, PEM blocks, provider keys.
+const OWN: &str = include_str!("../../rules/secrets.yaml");
+/// Rules seeded from Titus (Apache-2.0, see `rules/NOTICE-titus.txt`).
+const UPSTREAM: &str = include_str!("../../rules/upstream.yaml");
+
+/// One rule as written in a rule file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    /// Shown in the placeholder: `«redacted:<id>»`.
+    pub id: String,
+    /// Where the rule comes from, for attribution.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// What tracebook changed in an upstream rule, and why.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// A `regex` crate pattern.
+    pub pattern: String,
+    /// Capture groups that hold the secret, first participating wins; none: the whole match.
+    #[serde(default)]
+    pub groups: Vec<String>,
+    /// Lowercase strings one of which every match contains; none: the rule always runs.
+    #[serde(default)]
+    pub keywords: Vec<String>,
+    /// Minimum Shannon entropy (bits per character) of the secret.
+    #[serde(default)]
+    pub min_entropy: Option<f64>,
+    /// Character-class requirements on the secret.
+    #[serde(default)]
+    pub requires: Requires,
+    /// The rule finds a value by the key or header beside it, not by its own shape: it does
+    /// not run in the backstop over rendered output.
+    #[serde(default)]
+    pub context: bool,
+    /// Texts the rule must find a secret in.
+    #[serde(default)]
+    pub examples: Vec<String>,
+    /// Texts the rule must leave alone.
+    #[serde(default)]
+    pub negative_examples: Vec<String>,
+}
+
+/// Character-class checks on a secret (Titus's `pattern_requirements`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Requires {
+    #[serde(default)]
+    min_digits: usize,
+    #[serde(default)]
+    min_uppercase: usize,
+    #[serde(default)]
+    min_lowercase: usize,
+    #[serde(default)]
+    min_special_chars: usize,
+    #[serde(default)]
+    special_chars: Option<String>,
+    #[serde(default)]
+    ignore_if_contains: Vec<String>,
+}
+
+/// A rule with its regex, compiled the first time one of its keywords occurs.
+pub struct Rule {
+    /// The rule as written.
+    pub spec: RuleSpec,
+    regex: OnceLock<Option<Regex>>,
+}
+
+impl Rule {
+    /// The compiled pattern, or `None` when it does not compile (a test keeps that from
+    /// shipping).
+    pub fn regex(&self) -> Option<&Regex> {
+        self.regex.get_or_init(|| self.build().ok()).as_ref()
+    }
+
+    /// Why the pattern does not compile, if it does not.
+    pub fn compile_error(&self) -> Option<String> {
+        self.build().err().map(|e| e.to_string())
+    }
+
+    fn build(&self) -> Result<Regex, regex::Error> {
+        RegexBuilder::new(&ascii_word_boundaries(&self.spec.pattern))
+            .size_limit(1 << 24)
+            .build()
+    }
+}
+
+/// The pattern in the `regex` crate's dialect: PCRE-style `(?# comment)` groups, which
+/// upstream rule sets use, are dropped, and every `\b` and `\B` is made ASCII-only (a Unicode
+/// word boundary makes the regex engine fall back to its slowest path on non-ASCII text, and
+/// secrets are ASCII).
+fn ascii_word_boundaries(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '(' && chars.clone().take(2).eq(['?', '#']) {
+            for skipped in chars.by_ref() {
+                if skipped == ')' {
+                    break;
+                }
+            }
+            continue;
+        }
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some(b @ ('b' | 'B')) => {
+                out.push_str("(?-u:\\");
+                out.push(b);
+                out.push(')');
+            }
+            Some(next) => {
+                out.push(c);
+                out.push(next);
+            }
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+/// A secret found in a text: a byte range and the rule that found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Find {
+    /// Start byte.
+    pub start: usize,
+    /// End byte (exclusive).
+    pub end: usize,
+    /// Index of the rule in [`Engine::rules`].
+    pub rule: usize,
+}
+
+/// All rules and the keyword prefilter.
+pub struct Engine {
+    rules: Vec<Rule>,
+    keywords: Option<AhoCorasick>,
+    /// For each keyword pattern, the rules it selects.
+    keyword_rules: Vec<Vec<usize>>,
+    /// Rules without keywords: they always run.
+    always: Vec<usize>,
+}
+
+/// The built-in engine.
+pub static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
+    let mut specs = Vec::new();
+    for text in [OWN, UPSTREAM] {
+        // The rule files are fixed at build time; a test checks that both parse.
+        if let Ok(mut list) = serde_yaml_ng::from_str::<Vec<RuleSpec>>(text) {
+            specs.append(&mut list);
+        }
+    }
+    Engine::new(specs)
+});
+
+/// Parses a rule file (for tests and tools that check rule files).
+pub fn parse(text: &str) -> Result<Vec<RuleSpec>, String> {
+    serde_yaml_ng::from_str(text).map_err(|e| e.to_string())
+}
+
+/// The text of the built-in rule files, tracebook's own first.
+pub fn builtin_files() -> [(&'static str, &'static str); 2] {
+    [
+        ("rules/secrets.yaml", OWN),
+        ("rules/upstream.yaml", UPSTREAM),
+    ]
+}
+
+impl Engine {
+    /// Builds the prefilter for a list of rules.
+    pub fn new(specs: Vec<RuleSpec>) -> Self {
+        let mut words: Vec<String> = Vec::new();
+        let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+        let mut always = Vec::new();
+        for (i, spec) in specs.iter().enumerate() {
+            if spec.keywords.is_empty() {
+                always.push(i);
+            }
+            for k in &spec.keywords {
+                let k = k.to_ascii_lowercase();
+                match words.iter().position(|w| *w == k) {
+                    Some(p) => keyword_rules[p].push(i),
+                    None => {
+                        words.push(k);
+                        keyword_rules.push(vec![i]);
+                    }
+                }
+            }
+        }
+        let keywords = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .build(&words)
+            .ok();
+        let rules = specs
+            .into_iter()
+            .map(|spec| Rule {
+                spec,
+                regex: OnceLock::new(),
+            })
+            .collect();
+        Self {
+            rules,
+            keywords,
+            keyword_rules,
+            always,
+        }
+    }
+
+    /// The rules, in file order.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// Rules whose keywords occur in `text`, plus the rules that always run, in rule order.
+    fn selected(&self, text: &str) -> Vec<usize> {
+        let mut on = vec![false; self.rules.len()];
+        for &i in &self.always {
+            on[i] = true;
+        }
+        if let Some(ac) = &self.keywords {
+            for m in ac.find_overlapping_iter(text) {
+                for &r in &self.keyword_rules[m.pattern().as_usize()] {
+                    on[r] = true;
+                }
+            }
+        }
+        on.iter()
+            .enumerate()
+            .filter_map(|(i, &b)| b.then_some(i))
+            .collect()
+    }
+
+    /// Every secret in `text`, merged where finds overlap, in text order. `shape_only` skips
+    /// the rules that find a value by its context.
+    pub fn find(&self, text: &str, shape_only: bool) -> Vec<Find> {
+        let mut finds = Vec::new();
+        for i in self.selected(text) {
+            let rule = &self.rules[i];
+            if shape_only && rule.spec.context {
+                continue;
+            }
+            finds.extend(self.find_rule(i, text));
+        }
+        merge(finds)
+    }
+
+    /// The secrets one rule finds in `text`.
+    pub fn find_rule(&self, i: usize, text: &str) -> Vec<Find> {
+        let rule = &self.rules[i];
+        let Some(re) = rule.regex() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for caps in re.captures_iter(text) {
+            let m = if rule.spec.groups.is_empty() {
+                caps.get(1).or_else(|| caps.get(0))
+            } else {
+                rule.spec.groups.iter().find_map(|g| caps.name(g))
+            };
+            let Some(m) = m else { continue };
+            let after = text[m.end()..].chars().next();
+            if m.as_str().is_empty() || !accept(&rule.spec, m.as_str(), after) {
+                continue;
+            }
+            out.push(Find {
+                start: m.start(),
+                end: m.end(),
+                rule: i,
+            });
+        }
+        out
+    }
+}
+
+/// Sorts finds and merges overlapping ones (the earlier find names the merged one).
+fn merge(mut finds: Vec<Find>) -> Vec<Find> {
+    finds.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
+    let mut out: Vec<Find> = Vec::with_capacity(finds.len());
+    for f in finds {
+        match out.last_mut() {
+            Some(last) if f.start < last.end => last.end = last.end.max(f.end),
+            _ => out.push(f),
+        }
+    }
+    out
+}
+
+/// The post-filters: entropy, character classes, and values that are references or
+/// placeholders rather than secrets.
+fn accept(spec: &RuleSpec, secret: &str, after: Option<char>) -> bool {
+    if !plausible(secret, after) {
+        return false;
+    }
+    let r = &spec.requires;
+    if r.ignore_if_contains
+        .iter()
+        .any(|s| secret.contains(s.as_str()))
+    {
+        return false;
+    }
+    let count = |f: fn(&char) -> bool| secret.chars().filter(f).count();
+    if count(char::is_ascii_digit) < r.min_digits
+        || count(char::is_ascii_uppercase) < r.min_uppercase
+        || count(char::is_ascii_lowercase) < r.min_lowercase
+    {
+        return false;
+    }
+    if r.min_special_chars > 0 {
+        let special = r
+            .special_chars
+            .as_deref()
+            .unwrap_or("!@#$%^&*()-_=+[]{};:,.<>/?");
+        if secret.chars().filter(|c| special.contains(*c)).count() < r.min_special_chars {
+            return false;
+        }
+    }
+    spec.min_entropy.is_none_or(|min| entropy(secret) >= min)
+}
+
+/// Values that are never secrets: placeholders already redacted, variables, references to
+/// code, numbers and literals, scheme words, and filler such as `sk-XXXX…XXXX`.
+fn plausible(value: &str, after: Option<char>) -> bool {
+    let v = value.trim();
+    if v.is_empty() || matches!(after, Some('(' | '[')) || filler(v) {
+        return false;
+    }
+    let lower = v.to_ascii_lowercase();
+    let reference = [
+        "process.env",
+        "os.environ",
+        "os.getenv",
+        "env.",
+        "self.",
+        "this.",
+        "secrets.",
+    ]
+    .iter()
+    .any(|p| lower.starts_with(p));
+    !(reference
+        || v.contains(['«', '»'])
+        || v.starts_with('$')
+        || v.starts_with("{{")
+        || v.starts_with('<') && v.ends_with('>')
+        || lower.starts_with("{env:")
+        || lower.starts_with("{file:")
+        || member_access(v)
+        || v.chars().all(|c| c.is_ascii_digit() || c == '.')
+        || matches!(
+            lower.as_str(),
+            "true"
+                | "false"
+                | "null"
+                | "nil"
+                | "none"
+                | "undefined"
+                | "redacted"
+                | "required"
+                | "optional"
+                | "string"
+                | "str"
+                | "bool"
+                | "int"
+                | "***"
+                | "..."
+                | "xxx"
+                | "bearer"
+                | "basic"
+                | "digest"
+                | "number"
+                | "boolean"
+                | "any"
+                | "object"
+                | "unknown"
+        ))
+}
+
+/// Code reading a field (`context.credentials`, `config.api.token`): dotted names of letters
+/// only. A token with a dot (`ya29.a0Af…`) carries digits.
+fn member_access(v: &str) -> bool {
+    let parts: Vec<&str> = v.split('.').collect();
+    parts.len() >= 2
+        && parts
+            .iter()
+            .all(|p| p.len() >= 2 && p.chars().all(|c| c.is_ascii_alphabetic() || c == '_'))
+}
+
+/// A documentation placeholder rather than a key: at least 16 characters, most of them one
+/// repeated character (`sk-XXXXXXXX…`, `ghp_0000…`, `********`).
+fn filler(v: &str) -> bool {
+    let n = v.chars().count();
+    if n < 16 {
+        return false;
+    }
+    let mut counts = std::collections::HashMap::new();
+    for c in v.chars() {
+        *counts.entry(c.to_ascii_lowercase()).or_insert(0usize) += 1;
+    }
+    counts.values().max().is_some_and(|&m| m * 10 >= n * 6)
+}
+
+/// Shannon entropy in bits per character.
+pub fn entropy(s: &str) -> f64 {
+    let mut counts = std::collections::HashMap::new();
+    let mut n = 0usize;
+    for c in s.chars() {
+        *counts.entry(c).or_insert(0usize) += 1;
+        n += 1;
+    }
+    if n == 0 {
+        return 0.0;
+    }
+    let n = n as f64;
+    counts
+        .values()
+        .map(|&c| {
+            let p = c as f64 / n;
+            -p * p.log2()
+        })
+        .sum()
+}

@@ -1,0 +1,357 @@
+//! Planted secrets (issue 5): a secret or a user path written into any string of any harness's
+//! log, one string at a time, never reaches the HTML or the JSON report.
+//!
+//! The fixtures under `tests/fixtures/<harness>/` give the shape. For every string value of a
+//! fixture (strings holding JSON, such as Codex's `arguments`, are opened and planted inside),
+//! the test writes a copy with a secret appended to that one string and renders it through the
+//! library. Where the canonical session carries the planted text (the proof the field is read
+//! at all), the report must not. Every harness must have carried a planted secret in its
+//! prompts, assistant text, tool inputs and tool outputs, and, where its fixtures have them,
+//! subagents; failure records are covered by `failures.rs`.
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use tracebook::adapters::AdapterSet;
+use tracebook::events::{EventKind, Session};
+
+use crate::fixtures;
+
+/// The `n`-th planted secret: several shapes a log carries, each with a unique core that is
+/// what must never appear in output.
+fn secret(n: usize) -> (String, String) {
+    let letters: String = format!("{n:06}")
+        .bytes()
+        .map(|b| char::from(b'A' + (b - b'0')))
+        .collect();
+    match n % 8 {
+        0 => {
+            let t = format!("ghp_PlNt{n:06}aB3dE5gH7jK9mN1pQ3sT5vW7yZ");
+            (t.clone(), t)
+        }
+        1 => {
+            let t = format!("sk-ant-api03-PlNt{n:06}xY9zW8vU7tS6rQ5pO4nM3");
+            (format!("ANTHROPIC_API_KEY={t}"), t)
+        }
+        2 => {
+            let t = format!("AKIAPLNT{letters}QRST");
+            (format!("aws_access_key_id = {t}"), t)
+        }
+        3 => {
+            let t = format!("PlNtpw{n:06}");
+            (format!("export DB_PASSWORD={t}"), t)
+        }
+        4 => {
+            let t = format!("PlNtcs{n:06}");
+            (format!("{{\"client_secret\": \"{t}\"}}"), t)
+        }
+        5 => {
+            let t = format!("PlNtdb{n:06}");
+            (format!("postgres://app:{t}@db.internal:5432/x"), t)
+        }
+        6 => {
+            let t = format!("PlNtbr{n:06}abcdef");
+            (
+                format!("curl -H 'Authorization: Bearer {t}' https://api"),
+                t,
+            )
+        }
+        _ => {
+            let t = format!("plntuser{n:06}");
+            (format!("/Users/{t}/notes/plan.md"), t)
+        }
+    }
+}
+
+/// One file of a fixture: JSON Lines (lines that are not JSON stay as they are) or one JSON
+/// document.
+#[derive(Clone)]
+enum Doc {
+    Lines(Vec<Result<Value, String>>),
+    One(Value),
+}
+
+impl Doc {
+    fn read(path: &Path) -> anyhow::Result<Self> {
+        // A fixture of broken input may hold invalid UTF-8: planted copies carry U+FFFD there.
+        let text = String::from_utf8_lossy(&fs::read(path)?).into_owned();
+        Ok(if path.extension().is_some_and(|e| e == "jsonl") {
+            Doc::Lines(
+                text.lines()
+                    .map(|l| serde_json::from_str(l).map_err(|_| l.to_owned()))
+                    .collect(),
+            )
+        } else {
+            Doc::One(serde_json::from_str(&text)?)
+        })
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Doc::One(v) => v.to_string(),
+            Doc::Lines(lines) => {
+                let mut out: String = lines
+                    .iter()
+                    .map(|l| match l {
+                        Ok(v) => v.to_string(),
+                        Err(raw) => raw.clone(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                out.push('\n');
+                out
+            }
+        }
+    }
+
+    /// Appends `with` to the string leaf number `target` (depth first, counted by `seen`);
+    /// true when it was in this document.
+    fn plant(&mut self, target: usize, seen: &mut usize, with: &str) -> bool {
+        match self {
+            Doc::One(v) => plant(v, target, seen, with),
+            Doc::Lines(lines) => lines
+                .iter_mut()
+                .filter_map(|l| l.as_mut().ok())
+                .any(|v| plant(v, target, seen, with)),
+        }
+    }
+}
+
+fn plant(v: &mut Value, target: usize, seen: &mut usize, with: &str) -> bool {
+    match v {
+        Value::String(s) => {
+            if let Ok(mut inner @ (Value::Object(_) | Value::Array(_))) =
+                serde_json::from_str::<Value>(s)
+            {
+                if plant(&mut inner, target, seen, with) {
+                    *s = inner.to_string();
+                    return true;
+                }
+                return false;
+            }
+            let hit = *seen == target;
+            *seen += 1;
+            if hit {
+                s.push(' ');
+                s.push_str(with);
+            }
+            hit
+        }
+        Value::Array(items) => items.iter_mut().any(|i| plant(i, target, seen, with)),
+        Value::Object(map) => map.values_mut().any(|i| plant(i, target, seen, with)),
+        _ => false,
+    }
+}
+
+/// A fixture: the path given to tracebook (a file or a storage tree) and its JSON files.
+struct Case {
+    harness: String,
+    input: PathBuf,
+    files: Vec<PathBuf>,
+}
+
+fn json_files(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    let mut entries: Vec<PathBuf> = fs::read_dir(dir)?.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            json_files(&p, out)?;
+        } else if p.extension().is_some_and(|e| e == "json" || e == "jsonl") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Every session fixture of the four harnesses (the SQLite one holds the same records as the
+/// storage tree, as SQL).
+fn cases() -> anyhow::Result<Vec<Case>> {
+    let mut out = Vec::new();
+    for harness in ["claude-code", "codex", "gemini-cli", "opencode"] {
+        let mut dirs: Vec<PathBuf> = fs::read_dir(fixtures().join(harness))?
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        dirs.sort();
+        for case in dirs {
+            let tree = case.join("tree");
+            if tree.is_dir() {
+                let mut files = Vec::new();
+                json_files(&tree, &mut files)?;
+                out.push(Case {
+                    harness: harness.into(),
+                    input: tree,
+                    files,
+                });
+                continue;
+            }
+            for name in ["session.jsonl", "session.json"] {
+                let f = case.join(name);
+                if f.is_file() {
+                    // Files beside the session (a Claude Code session's subagent logs) too.
+                    let mut files = Vec::new();
+                    json_files(&case, &mut files)?;
+                    out.push(Case {
+                        harness: harness.into(),
+                        input: f,
+                        files,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Where a planted text landed in the canonical session.
+fn landed(session: &Session, t: &str, out: &mut BTreeSet<&'static str>) {
+    for e in &session.events {
+        match &e.kind {
+            EventKind::Prompt { text } if text.contains(t) => {
+                out.insert("prompt");
+            }
+            EventKind::Assistant { text } if text.contains(t) => {
+                out.insert("assistant");
+            }
+            EventKind::Thinking { text: Some(text) } if text.contains(t) => {
+                out.insert("thinking");
+            }
+            EventKind::ToolCall(c) => {
+                if c.input.to_string().contains(t)
+                    || c.command.as_deref().is_some_and(|x| x.contains(t))
+                {
+                    out.insert("tool input");
+                }
+                if let Some(r) = &c.result
+                    && (r.output.contains(t) || r.patch.as_deref().is_some_and(|x| x.contains(t)))
+                {
+                    out.insert("tool output");
+                }
+            }
+            _ => {}
+        }
+    }
+    for sub in &session.subagents {
+        if serde_json::to_string(&sub.session)
+            .unwrap_or_default()
+            .contains(t)
+        {
+            out.insert("subagent");
+        }
+    }
+}
+
+/// Copies a fixture into `to`, the same relative layout.
+fn copy_case(case: &Case, to: &Path) -> anyhow::Result<PathBuf> {
+    let base = if case.input.is_dir() {
+        case.input.clone()
+    } else {
+        case.input
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    };
+    for f in &case.files {
+        let dest = to.join(f.strip_prefix(&base)?);
+        if let Some(p) = dest.parent() {
+            fs::create_dir_all(p)?;
+        }
+        fs::copy(f, dest)?;
+    }
+    Ok(to.join(case.input.strip_prefix(&base)?))
+}
+
+#[test]
+fn a_secret_planted_in_any_field_of_any_harness_never_reaches_output() -> anyhow::Result<()> {
+    let set = AdapterSet::load(None)?;
+    let mut n = 0;
+    let mut leaks = Vec::new();
+    let mut carried: std::collections::BTreeMap<String, BTreeSet<&'static str>> =
+        Default::default();
+    for case in cases()? {
+        let base = if case.input.is_dir() {
+            case.input.clone()
+        } else {
+            case.input
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default()
+        };
+        let docs: Vec<Doc> = case
+            .files
+            .iter()
+            .map(|f| Doc::read(f))
+            .collect::<anyhow::Result<_>>()?;
+        let leaves: usize = docs
+            .iter()
+            .map(|d| {
+                let mut seen = 0;
+                d.clone().plant(usize::MAX, &mut seen, "");
+                seen
+            })
+            .sum();
+        assert!(leaves > 0, "{}: no strings", case.input.display());
+        for target in 0..leaves {
+            n += 1;
+            let (text, core) = secret(n);
+            let tmp = tempfile::tempdir()?;
+            let input = copy_case(&case, tmp.path())?;
+            let mut seen = 0;
+            for (f, d) in case.files.iter().zip(&docs) {
+                let mut d = d.clone();
+                if d.plant(target, &mut seen, &text) {
+                    fs::write(tmp.path().join(f.strip_prefix(&base)?), d.text())?;
+                    break;
+                }
+            }
+            let Ok(loaded) = tracebook::adapters::load::load(&input, &set, Some(&case.harness))
+            else {
+                continue;
+            };
+            let mut at = BTreeSet::new();
+            landed(&loaded.session, &core, &mut at);
+            carried.entry(case.harness.clone()).or_default().extend(at);
+            let (report, _) = tracebook::report_with(
+                &input,
+                &set,
+                Some(&case.harness),
+                None,
+                &tracebook::privacy::Options::default(),
+                "2026-01-01T00:00:00Z".into(),
+            )?;
+            let json = serde_json::to_string(&report)?;
+            let html = tracebook::render::html(&report)?;
+            if json.contains(&core) || html.contains(&core) {
+                leaks.push(format!(
+                    "{} string {target}: {text:?}",
+                    case.input.display()
+                ));
+            }
+        }
+    }
+    assert!(
+        leaks.is_empty(),
+        "planted text reached output:\n{}",
+        leaks.join("\n")
+    );
+    let want = ["prompt", "assistant", "tool input", "tool output"];
+    for harness in ["claude-code", "codex", "gemini-cli", "opencode"] {
+        let got = carried.get(harness).cloned().unwrap_or_default();
+        for w in want {
+            assert!(
+                got.contains(w),
+                "{harness}: no planted {w} was carried: {got:?}"
+            );
+        }
+    }
+    for harness in ["claude-code", "opencode"] {
+        assert!(
+            carried.get(harness).is_some_and(|s| s.contains("subagent")),
+            "{harness}: no planted subagent text was carried"
+        );
+    }
+    assert!(n > 200, "only {n} strings planted");
+    Ok(())
+}
