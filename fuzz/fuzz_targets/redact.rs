@@ -6,7 +6,8 @@ use libfuzzer_sys::fuzz_target;
 use tracebook::privacy::Redactor as _;
 use tracebook::privacy::secrets::Secrets;
 
-const CANARY: &str = "ghp_FUZZcanaryFUZZcanaryFUZZcanary0123";
+/// A GitHub token of the real shape: `ghp_` and 36 letters and digits.
+const CANARY: &str = "ghp_FUZZcanaryFUZZcanaryFUZZcanary012345";
 
 fuzz_target!(|text: &str| {
     let secrets = Secrets::new(&[]);
