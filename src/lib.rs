@@ -208,35 +208,21 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
         .ok();
     }
     let out = output_path(args, &input);
-    if out.as_os_str() == "-" {
-        let mut stdout = std::io::stdout().lock();
-        match stdout
-            .write_all(bytes.as_bytes())
-            .and_then(|_| stdout.flush())
-        {
-            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                return Err(e).context("writing to standard output");
-            }
-            _ => {}
-        }
-    } else {
-        std::fs::write(&out, bytes.as_bytes())
-            .with_context(|| format!("writing {}", out.display()))?;
-        if !args.quiet {
-            let s = &report.summary;
-            writeln!(
-                stderr,
-                "wrote {} ({} turns, {} tool calls: {} ok, {} error, {} unknown; {} warning(s))",
-                out.display(),
-                s.turns,
-                s.tool_calls,
-                s.ok,
-                s.error,
-                s.unknown,
-                warnings.len()
-            )
-            .ok();
-        }
+    write_output(&out, &bytes)?;
+    if out.as_os_str() != "-" && !args.quiet {
+        let s = &report.summary;
+        writeln!(
+            stderr,
+            "wrote {} ({} turns, {} tool calls: {} ok, {} error, {} unknown; {} warning(s))",
+            out.display(),
+            s.turns,
+            s.tool_calls,
+            s.ok,
+            s.error,
+            s.unknown,
+            warnings.len()
+        )
+        .ok();
     }
     Ok(Exit::Success)
 }
@@ -284,6 +270,25 @@ fn privacy_options(args: &RenderArgs) -> privacy::Options {
     privacy::Options {
         redact: args.redact.clone(),
         keep_images: args.keep_images,
+    }
+}
+
+/// Writes the output to a file, or to standard output for `-` (a reader that closed the pipe
+/// early is not an error).
+fn write_output(out: &Path, bytes: &str) -> anyhow::Result<()> {
+    if out.as_os_str() != "-" {
+        return std::fs::write(out, bytes.as_bytes())
+            .with_context(|| format!("writing {}", out.display()));
+    }
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(bytes.as_bytes())
+        .and_then(|_| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(e).context("writing to standard output")
+        }
+        _ => Ok(()),
     }
 }
 
@@ -461,21 +466,7 @@ fn rerender_command(args: &cli::RerenderArgs) -> anyhow::Result<Exit> {
     // A notebook written by an older version passes the final scan of this one.
     let (bytes, _) = privacy::secrets::backstop_notebook(&bytes);
     let out = args.output.clone().unwrap_or_else(|| args.input.clone());
-    if out.as_os_str() == "-" {
-        let mut stdout = std::io::stdout().lock();
-        match stdout
-            .write_all(bytes.as_bytes())
-            .and_then(|_| stdout.flush())
-        {
-            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                return Err(e).context("writing to standard output");
-            }
-            _ => {}
-        }
-    } else {
-        std::fs::write(&out, bytes.as_bytes())
-            .with_context(|| format!("writing {}", out.display()))?;
-    }
+    write_output(&out, &bytes)?;
     if !args.quiet {
         let mut stderr = std::io::stderr().lock();
         for note in &back.notes {
