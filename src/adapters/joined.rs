@@ -122,10 +122,14 @@ pub(crate) fn session_ids(path: &Path, input: &InputSpec) -> Result<Vec<String>,
     if let Some(p) = &join.session.latest {
         sessions.sort_by(|a, b| cmp_json(b.pointer(p), a.pointer(p)));
     }
-    Ok(sessions
-        .iter()
-        .filter_map(|c| c.get("id").map(crate::adapters::interpret::scalar_string))
-        .collect())
+    Ok(sessions.iter().filter_map(id_of).collect())
+}
+
+/// A session's own id.
+fn id_of(session: &Json) -> Option<String> {
+    session
+        .get("id")
+        .map(crate::adapters::interpret::scalar_string)
 }
 
 /// The sessions the level does not exclude with `unless`.
@@ -149,9 +153,7 @@ fn session_records(
     warnings: &mut Vec<Warning>,
 ) -> Result<Joined, JoinError> {
     let mut out = Joined {
-        id: session
-            .get("id")
-            .map(crate::adapters::interpret::scalar_string),
+        id: id_of(&session),
         ..Joined::default()
     };
     let mut records = source.level(&join.records, &session, warnings)?;

@@ -95,6 +95,11 @@ pub fn load(input: &Path, set: &AdapterSet, harness: Option<&str>) -> Result<Loa
 /// read by `harness`'s adapter), newest first; `None` for an input of one session.
 pub fn sessions_in(input: &Path, set: &AdapterSet, harness: &str) -> Option<Vec<String>> {
     let adapter = set.get(harness)?;
+    // Most adapters read one session per file: nothing to open.
+    if !layouts(&adapter.spec).any(|l| matches!(l.format, InputFormat::Sqlite | InputFormat::Tree))
+    {
+        return None;
+    }
     if input.is_dir() {
         let (_, layout, root) = find_tree(input, set, Some(adapter))?;
         return joined::session_ids(&root, layout).ok();
@@ -819,6 +824,8 @@ fn subagent_files(
         .and_then(|s| s.to_str())
         .unwrap_or_default();
     let mut out: Vec<(PathBuf, bool, Option<String>)> = Vec::new();
+    // Each folder is listed once, however many patterns and agents name it.
+    let mut listed: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
     for pattern in &spec.input.subagent_files {
         let by_id = pattern.contains("{id}");
         let pattern = match names.id.and_then(name_part) {
@@ -843,20 +850,26 @@ fn subagent_files(
                 Some((d, f)) => (dir.join(d), f.to_owned()),
                 None => (dir.to_owned(), pattern.clone()),
             };
-            let Ok(entries) = std::fs::read_dir(&sub) else {
-                continue;
-            };
-            let mut found: Vec<PathBuf> = entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p != main && p.is_file())
+            let files = listed.entry(sub).or_insert_with_key(|sub| {
+                let mut files: Vec<PathBuf> = std::fs::read_dir(sub)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| p != main && p.is_file())
+                    .collect();
+                files.sort();
+                files
+            });
+            let found: Vec<PathBuf> = files
+                .iter()
                 .filter(|p| {
                     p.file_name()
                         .and_then(|n| n.to_str())
                         .is_some_and(|n| wildcard(&file_pat, n))
                 })
+                .cloned()
                 .collect();
-            found.sort();
             for p in found {
                 if out.iter().any(|(q, _, _)| *q == p) {
                     continue;

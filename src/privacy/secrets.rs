@@ -101,14 +101,10 @@ pub fn backstop(text: &str) -> (Cow<'_, str>, usize) {
 /// data alone: its bytes are not text a rule could read, and a replacement inside them would
 /// break the report. What it holds went through the privacy stage like the page itself.
 pub fn backstop_notebook(html: &str) -> (Cow<'_, str>, usize) {
-    let data = html.find("id=\"tracebook-report\"").and_then(|at| {
-        let start = html[at..].find('>')? + at + 1;
-        let end = html[start..].find("</script>")? + start;
-        Some((start, end))
-    });
-    let Some((start, end)) = data else {
+    let Some((_, data)) = crate::report::compat::embedded_element(html) else {
         return backstop(html);
     };
+    let (start, end) = (data.start, data.end);
     let (head, n1) = backstop(&html[..start]);
     let (tail, n2) = backstop(&html[end..]);
     if n1 + n2 == 0 {

@@ -9,6 +9,7 @@
 use base64::Engine as _;
 use serde_json::{Map, Value as Json, json};
 use std::borrow::Cow;
+use std::ops::Range;
 
 use super::model::{Report, SCHEMA_VERSION};
 use super::summarize;
@@ -52,6 +53,15 @@ pub struct ReadBack {
     pub notes: Vec<String>,
 }
 
+/// Where a notebook's embedded report element is: its opening tag, and its text.
+pub fn embedded_element(html: &str) -> Option<(Range<usize>, Range<usize>)> {
+    let at = html.find("id=\"tracebook-report\"")?;
+    let tag_start = html[..at].rfind('<')?;
+    let open_end = html[at..].find('>')? + at + 1;
+    let close = html[open_end..].find("</script>")? + open_end;
+    Some((tag_start..open_end, open_end..close))
+}
+
 /// The most a compressed embedded report may expand to (a notebook is untrusted input).
 const MAX_DECODED: u64 = 4 << 30;
 
@@ -59,16 +69,9 @@ const MAX_DECODED: u64 = 4 << 30;
 /// before the report was compressed, gzip in base64 (`data-encoding="gzip+base64"`) since.
 pub fn embedded_json(html: &str) -> Result<Cow<'_, str>, CompatError> {
     use std::io::Read as _;
-    let marker = "id=\"tracebook-report\"";
-    let at = html.find(marker).ok_or(CompatError::NoReport)?;
-    let tag_start = html[..at].rfind('<').ok_or(CompatError::NoReport)?;
-    let open_end = html[at..].find('>').ok_or(CompatError::NoReport)? + at + 1;
-    let close = html[open_end..]
-        .find("</script>")
-        .ok_or(CompatError::NoReport)?
-        + open_end;
-    let body = &html[open_end..close];
-    if !html[tag_start..open_end].contains("data-encoding=\"gzip+base64\"") {
+    let (tag, body) = embedded_element(html).ok_or(CompatError::NoReport)?;
+    let body = &html[body];
+    if !html[tag].contains("data-encoding=\"gzip+base64\"") {
         return Ok(Cow::Borrowed(body));
     }
     let bytes = base64::engine::general_purpose::STANDARD
