@@ -59,7 +59,9 @@
     } else { done(); }
   }
 
-  // Search: marks every match in the notebook, opens the fold holding the current one.
+  // Search: marks every match in the notebook, opens the fold holding the current one. The
+  // text of a <pre> is searched as one string, so a match may run across highlighted tokens;
+  // such a match is one hit made of several marks.
   var hits = [], current = -1, MAX_HITS = 5000;
   function clearHits() {
     all("mark.hit").forEach(function (m) {
@@ -69,44 +71,67 @@
     });
     hits = []; current = -1;
   }
+  // Runs of text searched as one: each text node alone, except the nodes of one <pre>.
+  function textRuns(root) {
+    var walker = doc.createTreeWalker(root, NodeFilter.SHOW_TEXT, null);
+    var runs = [], run = null, lastPre = null, n;
+    while ((n = walker.nextNode())) {
+      var el = n.parentElement;
+      if (el && el.closest("button, script")) continue;
+      var pre = el && el.closest("pre");
+      if (!pre || pre !== lastPre) { run = { nodes: [], starts: [], text: "" }; runs.push(run); }
+      lastPre = pre;
+      run.nodes.push(n); run.starts.push(run.text.length); run.text += n.nodeValue;
+    }
+    return runs;
+  }
+  function markRun(run, q) {
+    var lower = run.text.toLowerCase(), at = 0, idx, cuts = run.nodes.map(function () { return []; });
+    while ((idx = lower.indexOf(q, at)) >= 0 && hits.length < MAX_HITS) {
+      var end = idx + q.length, hit = [];
+      for (var k = 0; k < run.nodes.length; k++) {
+        var s = run.starts[k], e = s + run.nodes[k].nodeValue.length;
+        if (e > idx && s < end) cuts[k].push([Math.max(idx, s) - s, Math.min(end, e) - s, hit]);
+      }
+      hits.push(hit);
+      at = end;
+    }
+    cuts.forEach(function (list, k) {
+      if (!list.length) return;
+      var node = run.nodes[k], text = node.nodeValue, pos = 0, frag = doc.createDocumentFragment();
+      list.forEach(function (c) {
+        frag.appendChild(doc.createTextNode(text.slice(pos, c[0])));
+        var m = doc.createElement("mark");
+        m.className = "hit";
+        m.textContent = text.slice(c[0], c[1]);
+        frag.appendChild(m);
+        c[2].push(m);
+        pos = c[1];
+      });
+      frag.appendChild(doc.createTextNode(text.slice(pos)));
+      node.parentNode.replaceChild(frag, node);
+    });
+  }
   function search(q) {
     clearHits();
     var count = $("q-count");
     q = q.trim().toLowerCase();
     if (!q) { count.textContent = ""; return; }
-    var main = $("notebook");
-    var walker = doc.createTreeWalker(main, NodeFilter.SHOW_TEXT, null);
-    var nodes = [], n;
-    while ((n = walker.nextNode())) {
-      if (n.parentElement && n.parentElement.closest("button, script")) continue;
-      if (n.nodeValue.toLowerCase().indexOf(q) >= 0) nodes.push(n);
-    }
-    for (var i = 0; i < nodes.length && hits.length < MAX_HITS; i++) {
-      var node = nodes[i], text = node.nodeValue, lower = text.toLowerCase(), at = 0, idx;
-      var frag = doc.createDocumentFragment();
-      while ((idx = lower.indexOf(q, at)) >= 0 && hits.length < MAX_HITS) {
-        frag.appendChild(doc.createTextNode(text.slice(at, idx)));
-        var m = doc.createElement("mark");
-        m.className = "hit";
-        m.textContent = text.slice(idx, idx + q.length);
-        frag.appendChild(m);
-        hits.push(m);
-        at = idx + q.length;
-      }
-      frag.appendChild(doc.createTextNode(text.slice(at)));
-      node.parentNode.replaceChild(frag, node);
+    var runs = textRuns($("notebook"));
+    for (var i = 0; i < runs.length && hits.length < MAX_HITS; i++) {
+      if (runs[i].text.toLowerCase().indexOf(q) >= 0) markRun(runs[i], q);
     }
     if (!hits.length) { count.textContent = "no matches"; return; }
     go(0);
   }
   function go(i) {
     if (!hits.length) return;
-    if (current >= 0 && hits[current]) hits[current].classList.remove("current");
+    if (current >= 0 && hits[current]) hits[current].forEach(function (m) { m.classList.remove("current"); });
     current = (i + hits.length) % hits.length;
-    var m = hits[current];
-    m.classList.add("current");
-    openAround(m);
-    m.scrollIntoView({ block: "center" });
+    var hit = hits[current];
+    hit.forEach(function (m) { m.classList.add("current"); });
+    openAround(hit[0]);
+    hit[0].scrollIntoView({ block: "center" });
     $("q-count").textContent = (current + 1) + " of " + hits.length + (hits.length >= MAX_HITS ? "+" : "");
   }
 

@@ -15,7 +15,8 @@
 //! 5. [`report`]: `build(..) -> Report`: plain serde data with a `schema_version`, the JSON
 //!    contract, embedded in every notebook.
 //! 6. [`render`]: `html(&Report) -> String`: askama templates, inlined CSS and JS, a CSP that
-//!    forbids every network load.
+//!    forbids every network load. Code, commands and diffs are coloured by [`highlight`]
+//!    at render time, within size caps.
 //!
 //! # Invariants
 //! - A tool call's status is `ok`, `error` or `unknown`; absence of evidence is `unknown`.
@@ -30,6 +31,7 @@ pub mod catalog;
 pub mod cli;
 pub mod demo;
 pub mod events;
+pub mod highlight;
 pub mod privacy;
 pub mod projection;
 pub mod render;

@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 use std::sync::LazyLock;
 
 use crate::events::{ToolKind, ToolStatus};
+use crate::highlight::{self, Highlighted, Highlighter, Language};
 use crate::projection::ResponseStatus;
 use crate::report::markdown::{self, SafeHtml};
 use crate::report::model::{OutcomeView, Report, StepView, SubagentView, ToolCallView, TurnView};
@@ -82,21 +83,25 @@ fn conversation_only(report: &Report) -> Report {
 }
 
 fn page(report: &Report, view: View) -> askama::Result<String> {
-    // The turns and the embedded report are the two large pieces: made side by side.
-    let (turns, data) = rayon::join(
-        || {
-            TurnsTemplate {
+    // The turns and the embedded report are the two large pieces: made side by side. The
+    // highlighter remembers work per page, so it lives with the turns.
+    let (parts, data) = rayon::join(
+        || -> askama::Result<(String, String)> {
+            let hl = Highlighter::new();
+            let turns = TurnsTemplate {
                 turns: &report.turns,
+                hl: &hl,
             }
-            .render()
+            .render()?;
+            let mut unlinked = String::new();
+            for sub in &report.unlinked_subagents {
+                unlinked.push_str(&SubagentTemplate { sub, hl: &hl }.render()?);
+            }
+            Ok((turns, unlinked))
         },
         || embedded_report(report),
     );
-    let turns = turns?;
-    let mut unlinked = String::new();
-    for sub in &report.unlinked_subagents {
-        unlinked.push_str(&SubagentTemplate { sub }.render()?);
-    }
+    let (turns, unlinked) = parts?;
     PageTemplate {
         report,
         csp: SafeHtml::asset_text(&CSP),
@@ -350,22 +355,28 @@ impl PageTemplate<'_> {
 #[template(path = "turns.html")]
 struct TurnsTemplate<'a> {
     turns: &'a [TurnView],
+    /// Shared by the whole page, so a text is highlighted once.
+    hl: &'a Highlighter,
 }
 
 #[derive(Template)]
 #[template(path = "partials/subagent.html")]
 struct SubagentTemplate<'a> {
     sub: &'a SubagentView,
+    hl: &'a Highlighter,
 }
 
 impl SubagentTemplate<'_> {
     fn turns_html(&self) -> SafeHtml {
-        render_turns(&self.sub.turns)
+        SafeHtml::rendered(
+            TurnsTemplate {
+                turns: &self.sub.turns,
+                hl: self.hl,
+            }
+            .render()
+            .unwrap_or_default(),
+        )
     }
-}
-
-fn render_turns(turns: &[TurnView]) -> SafeHtml {
-    SafeHtml::rendered(TurnsTemplate { turns }.render().unwrap_or_default())
 }
 
 /// A run of process steps as shown: single steps, or adjacent tool calls folded together.
@@ -374,16 +385,10 @@ enum Block<'a> {
     Tools(Vec<&'a ToolCallView>),
 }
 
-/// One line of a rendered diff.
-struct DiffLine<'a> {
-    class: &'static str,
-    text: &'a str,
-}
-
-/// Tool output split for display.
+/// Tool output split for display: escaped, and highlighted where its language is known.
 struct Output {
-    head: String,
-    rest: String,
+    head: SafeHtml,
+    rest: SafeHtml,
     rest_lines: usize,
     rest_bytes: usize,
 }
@@ -396,7 +401,21 @@ struct TodoItem {
 
 impl TurnsTemplate<'_> {
     fn md(&self, text: &str) -> SafeHtml {
-        markdown::render(text)
+        markdown::render_with(text, self.hl)
+    }
+
+    /// A shell command, highlighted as shell.
+    fn shell(&self, cmd: &str) -> SafeHtml {
+        match Language::shell().and_then(|l| self.hl.code(cmd, l)) {
+            Some(h) => SafeHtml::from(&*h),
+            None => highlight::plain_html(cmd),
+        }
+    }
+
+    /// A retained patch: line classes, and the code highlighted by the edited file's language.
+    fn patch_html(&self, call: &ToolCallView, patch: &str) -> SafeHtml {
+        let lang = call.paths.first().and_then(|p| Language::from_path(p));
+        SafeHtml::from(&*self.hl.diff(patch, lang))
     }
 
     fn blocks<'t>(&self, turn: &'t TurnView) -> Vec<Block<'t>> {
@@ -412,7 +431,11 @@ impl TurnsTemplate<'_> {
     }
 
     fn subagent_html(&self, sub: &SubagentView) -> SafeHtml {
-        SafeHtml::rendered(SubagentTemplate { sub }.render().unwrap_or_default())
+        SafeHtml::rendered(
+            SubagentTemplate { sub, hl: self.hl }
+                .render()
+                .unwrap_or_default(),
+        )
     }
 
     fn group_summary(&self, calls: &[&ToolCallView]) -> String {
@@ -516,8 +539,11 @@ impl TurnsTemplate<'_> {
         serde_json::to_string_pretty(&call.input).unwrap_or_default()
     }
 
-    fn output(&self, text: &str, kind: &ToolKind) -> Output {
+    /// The call's output, split into what is shown and what sits behind a fold. A successful
+    /// read of a file in a known language is highlighted as a whole, then split between lines.
+    fn output(&self, call: &ToolCallView, text: &str) -> Output {
         let text = clean_terminal(text);
+        let kind = call.kind;
         let lines = match kind {
             ToolKind::Read | ToolKind::Search => COMPACT_HEAD_LINES,
             _ => OUTPUT_HEAD_LINES,
@@ -533,32 +559,32 @@ impl TurnsTemplate<'_> {
             }
         }
         let (head, rest) = text.split_at(cut);
+        let lang = match (kind, call.status) {
+            (ToolKind::Read, ToolStatus::Ok) => {
+                call.paths.first().and_then(|p| Language::from_path(p))
+            }
+            _ => None,
+        };
+        // Split only between lines, where every token span is closed.
+        let highlighted: Option<std::rc::Rc<Highlighted>> = lang
+            .filter(|_| head.is_empty() || head.ends_with('\n'))
+            .and_then(|l| self.hl.numbered(&text, l));
+        let (head_html, rest_html) = match highlighted {
+            Some(h) => {
+                let n = head.matches('\n').count();
+                (
+                    SafeHtml::trusted(h.lines(0, n).to_owned()),
+                    SafeHtml::trusted(h.lines(n, h.line_count()).to_owned()),
+                )
+            }
+            None => (highlight::plain_html(head), highlight::plain_html(rest)),
+        };
         Output {
-            head: head.to_owned(),
-            rest: rest.to_owned(),
+            head: head_html,
+            rest: rest_html,
             rest_lines: rest.lines().count(),
             rest_bytes: rest.len(),
         }
-    }
-
-    fn diff<'p>(&self, patch: &'p str) -> Vec<DiffLine<'p>> {
-        patch
-            .lines()
-            .map(|text| DiffLine {
-                class: if text.starts_with("@@") {
-                    "hunk"
-                } else if text.starts_with("+++") || text.starts_with("---") {
-                    "file"
-                } else if text.starts_with('+') {
-                    "add"
-                } else if text.starts_with('-') {
-                    "del"
-                } else {
-                    "ctx"
-                },
-                text,
-            })
-            .collect()
     }
 
     fn size(&self, bytes: &usize) -> String {

@@ -1,0 +1,710 @@
+//! Syntax highlighting at render time: code, shell commands and diffs become escaped text in
+//! `<span>`s of a few short token classes, coloured by the notebook's stylesheet (#6).
+//!
+//! Grammars are syntect's built-in Sublime Text set, parsed with a pure-Rust regex engine; no
+//! theme is loaded, because the page colours a small set of token categories itself ([`CLASSES`]),
+//! in light, dark and print. Highlighting only wraps text in spans: the text itself, and so
+//! copying and searching it, is unchanged. Work is bounded: text over [`MAX_BYTES`], or with a
+//! line over [`MAX_LINE_BYTES`], stays plain, and a [`Highlighter`] highlights a given text in a
+//! given language once per page.
+
+use sha2::{Digest, Sha256};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::LazyLock;
+use syntect::parsing::{ParseState, Scope, ScopeStack, SyntaxReference, SyntaxSet};
+
+use crate::report::markdown::SafeHtml;
+
+/// Text longer than this many bytes is shown plain: highlighting it would cost more time and
+/// page weight than it gives.
+pub const MAX_BYTES: usize = 64 * 1024;
+/// A line longer than this many bytes (minified code, data) leaves its whole block plain.
+pub const MAX_LINE_BYTES: usize = 2 * 1024;
+
+/// The token classes highlighted text may carry, as written in the page and allowed by the
+/// Markdown sanitizer: comment, string, keyword, number or constant, function, type.
+pub const CLASSES: &[&str] = &["hc", "hs", "hk", "hn", "hf", "ht"];
+/// The line classes of a rendered diff: added, removed, hunk header, file header.
+pub const DIFF_CLASSES: &[&str] = &["add", "del", "hunk", "file"];
+
+static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
+
+/// Token categories, innermost scope first; `None` means "no colour here, look outward".
+static RULES: LazyLock<Vec<(Scope, Option<&'static str>)>> = LazyLock::new(|| {
+    [
+        ("comment", Some("hc")),
+        ("constant.character.escape", Some("hs")),
+        ("string", Some("hs")),
+        ("markup.raw", Some("hs")),
+        ("constant.numeric", Some("hn")),
+        ("constant.language", Some("hn")),
+        ("constant.character", Some("hn")),
+        ("keyword.operator", None),
+        ("keyword", Some("hk")),
+        ("storage", Some("hk")),
+        ("entity.name.tag", Some("hk")),
+        ("markup.heading", Some("hk")),
+        ("entity.name.function", Some("hf")),
+        ("support.function", Some("hf")),
+        ("variable.function", Some("hf")),
+        ("entity.other.attribute-name", Some("hf")),
+        ("entity.name.type", Some("ht")),
+        ("entity.name.class", Some("ht")),
+        ("entity.name.struct", Some("ht")),
+        ("entity.name.enum", Some("ht")),
+        ("entity.name.trait", Some("ht")),
+        ("entity.other.inherited-class", Some("ht")),
+        ("support.type", Some("ht")),
+        ("support.class", Some("ht")),
+    ]
+    .into_iter()
+    .filter_map(|(s, c)| Scope::new(s).ok().map(|s| (s, c)))
+    .collect()
+});
+
+/// Names readers and file extensions use that the built-in grammars know by another name.
+const ALIASES: &[(&str, &str)] = &[
+    ("shell", "bash"),
+    ("console", "bash"),
+    ("zsh", "bash"),
+    ("ts", "js"),
+    ("typescript", "js"),
+    ("tsx", "js"),
+    ("jsx", "js"),
+    ("mjs", "js"),
+    ("cjs", "js"),
+    ("mts", "js"),
+    ("cts", "js"),
+    ("javascript", "js"),
+    ("py3", "py"),
+    ("python3", "py"),
+    ("golang", "go"),
+    ("c++", "cpp"),
+    ("jsonc", "json"),
+    ("json5", "json"),
+    ("jsonl", "json"),
+    ("yml", "yaml"),
+    ("rs", "rust"),
+];
+
+/// A grammar the highlighter knows.
+#[derive(Clone, Copy)]
+pub struct Language(&'static SyntaxReference);
+
+impl std::fmt::Debug for Language {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.name)
+    }
+}
+
+impl Language {
+    /// The language a Markdown fence or a reader names (`rust`, `py`, `sh`, `ts` …); `None` for
+    /// plain text and names no grammar knows. `diff` and `patch` are not languages here: see
+    /// [`is_diff`].
+    pub fn from_name(name: &str) -> Option<Self> {
+        let name = name.trim().to_ascii_lowercase();
+        if name.is_empty() || matches!(name.as_str(), "text" | "txt" | "plain" | "plaintext") {
+            return None;
+        }
+        let name = ALIASES
+            .iter()
+            .find(|(alias, _)| *alias == name)
+            .map_or(name.as_str(), |(_, to)| to);
+        let set: &'static SyntaxSet = &SYNTAXES;
+        set.find_syntax_by_token(name)
+            .filter(|s| s.name != "Plain Text")
+            .map(Language)
+    }
+
+    /// The language of a file, by its extension (or its whole name, as for `Makefile`).
+    pub fn from_path(path: &str) -> Option<Self> {
+        let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
+        match file.rsplit_once('.') {
+            Some((stem, ext)) if !stem.is_empty() => Self::from_name(ext),
+            _ => {
+                let set: &'static SyntaxSet = &SYNTAXES;
+                set.find_syntax_by_extension(file).map(Language)
+            }
+        }
+    }
+
+    /// Shell commands.
+    pub fn shell() -> Option<Self> {
+        Self::from_name("bash")
+    }
+}
+
+/// True when a Markdown fence names a diff.
+pub fn is_diff(name: &str) -> bool {
+    matches!(
+        name.trim().to_ascii_lowercase().as_str(),
+        "diff" | "patch" | "udiff"
+    )
+}
+
+/// Highlighted text: HTML whose tags are only token spans, and where each source line ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Highlighted {
+    html: String,
+    /// Byte offset in `html` after each source line's newline (or the end).
+    line_ends: Vec<usize>,
+}
+
+impl Highlighted {
+    /// The HTML of source lines `from..to` (clamped).
+    pub fn lines(&self, from: usize, to: usize) -> &str {
+        let to = to.min(self.line_ends.len());
+        if from >= to {
+            return "";
+        }
+        let start = if from == 0 {
+            0
+        } else {
+            self.line_ends[from - 1]
+        };
+        self.html.get(start..self.line_ends[to - 1]).unwrap_or("")
+    }
+
+    /// How many source lines it holds.
+    pub fn line_count(&self) -> usize {
+        self.line_ends.len()
+    }
+
+    /// All of it.
+    pub fn as_str(&self) -> &str {
+        &self.html
+    }
+}
+
+/// What was done to a text, for the memo of a [`Highlighter`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Work {
+    Code,
+    Numbered,
+    Diff,
+}
+
+/// Highlights text for one page, remembering what it has done so the same text in the same
+/// language (a file read twice, a command run again) is highlighted once.
+#[derive(Default)]
+pub struct Highlighter {
+    /// Keyed by the work, the grammar's name and the text's SHA-256.
+    done: RefCell<HashMap<(Work, &'static str, [u8; 32]), Option<Rc<Highlighted>>>>,
+}
+
+impl Highlighter {
+    /// A highlighter with nothing remembered.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `text` highlighted as `lang`; `None` when it is over the size caps or the grammar fails
+    /// on it, in which case the caller shows it plain.
+    pub fn code(&self, text: &str, lang: Language) -> Option<Rc<Highlighted>> {
+        self.remember(Work::Code, Some(lang), text, || {
+            highlight(text, lang, |_| 0)
+        })
+    }
+
+    /// File contents as a reading tool returned them: a leading line-number gutter
+    /// (`   12\t`, `   12→`, `00012| `) is kept as plain text and the rest highlighted as
+    /// `lang`.
+    pub fn numbered(&self, text: &str, lang: Language) -> Option<Rc<Highlighted>> {
+        self.remember(Work::Numbered, Some(lang), text, || {
+            highlight(text, lang, gutter_len)
+        })
+    }
+
+    /// A unified diff: every line in a class (added, removed, hunk or file header) and the
+    /// code in it highlighted by the language of the file it changes (the path in the diff's
+    /// own `+++` header, else `lang`). Over the size caps, or in an unknown language, only the
+    /// line classes are applied.
+    pub fn diff(&self, text: &str, lang: Option<Language>) -> Rc<Highlighted> {
+        self.remember(Work::Diff, lang, text, || Some(diff(text, lang)))
+            .unwrap_or_else(|| Rc::new(diff(text, lang)))
+    }
+
+    fn remember(
+        &self,
+        work: Work,
+        lang: Option<Language>,
+        text: &str,
+        run: impl FnOnce() -> Option<Highlighted>,
+    ) -> Option<Rc<Highlighted>> {
+        let name = lang.map_or("", |l| l.0.name.as_str());
+        let key = (work, name, Sha256::digest(text.as_bytes()).into());
+        if let Some(done) = self.done.borrow().get(&key) {
+            return done.clone();
+        }
+        let out = run().map(Rc::new);
+        self.done.borrow_mut().insert(key, out.clone());
+        out
+    }
+}
+
+/// Escapes text for an HTML text node.
+pub fn escape_into(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            _ => out.push(c),
+        }
+    }
+}
+
+/// Text as HTML without highlighting, with its line ends known.
+pub fn plain(text: &str) -> Highlighted {
+    let mut html = String::with_capacity(text.len() + text.len() / 16);
+    let mut line_ends = Vec::new();
+    for line in text.split_inclusive('\n') {
+        escape_into(&mut html, line);
+        line_ends.push(html.len());
+    }
+    Highlighted { html, line_ends }
+}
+
+/// Plain text as [`SafeHtml`].
+pub fn plain_html(text: &str) -> SafeHtml {
+    let mut html = String::with_capacity(text.len() + text.len() / 16);
+    escape_into(&mut html, text);
+    SafeHtml::trusted(html)
+}
+
+impl From<&Highlighted> for SafeHtml {
+    fn from(h: &Highlighted) -> Self {
+        SafeHtml::trusted(h.html.clone())
+    }
+}
+
+/// True when the text is small enough to highlight.
+fn within_caps(text: &str) -> bool {
+    text.len() <= MAX_BYTES && text.split('\n').all(|l| l.len() <= MAX_LINE_BYTES)
+}
+
+/// Highlights `text` line by line; `skip(line)` bytes at the start of each line stay plain and
+/// are not seen by the grammar.
+fn highlight(text: &str, lang: Language, skip: impl Fn(&str) -> usize) -> Option<Highlighted> {
+    if !within_caps(text) {
+        return None;
+    }
+    let mut lines = Lines::new(lang);
+    let mut html = String::with_capacity(text.len() * 2);
+    let mut line_ends = Vec::new();
+    for line in text.split_inclusive('\n') {
+        let cut = skip(line).min(line.len());
+        let (plain_part, code) = line.split_at_checked(cut)?;
+        escape_into(&mut html, plain_part);
+        lines.push(code, &mut html)?;
+        line_ends.push(html.len());
+    }
+    Some(Highlighted { html, line_ends })
+}
+
+/// The length of a line-number gutter at the start of a line of file contents.
+fn gutter_len(line: &str) -> usize {
+    let bytes = line.as_bytes();
+    let spaces = bytes.iter().take_while(|b| **b == b' ').count();
+    let digits = bytes[spaces..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    if digits == 0 {
+        return 0;
+    }
+    let rest = &line[spaces + digits..];
+    for sep in ["\t", "→", "| "] {
+        if rest.starts_with(sep) {
+            return spaces + digits + sep.len();
+        }
+    }
+    0
+}
+
+/// A grammar's state across the lines of one text.
+struct Lines {
+    lang: Language,
+    state: ParseState,
+    stack: ScopeStack,
+}
+
+impl Lines {
+    fn new(lang: Language) -> Self {
+        Self {
+            lang,
+            state: ParseState::new(lang.0),
+            stack: ScopeStack::new(),
+        }
+    }
+
+    /// Starts again from the top of a file (a new diff hunk).
+    fn reset(&mut self) {
+        *self = Self::new(self.lang);
+    }
+
+    /// Appends one line (with or without its newline) as HTML; token spans are closed before
+    /// the newline, so every line's HTML stands alone. `None` when the grammar fails.
+    fn push(&mut self, line: &str, out: &mut String) -> Option<()> {
+        let body = line.strip_suffix('\n').unwrap_or(line);
+        let owned;
+        // The grammars expect each line to end in a newline.
+        let parsed: &str = if line.ends_with('\n') {
+            line
+        } else {
+            owned = format!("{line}\n");
+            &owned
+        };
+        let ops = self.state.parse_line(parsed, &SYNTAXES).ok()?;
+        let mut open: Option<&'static str> = None;
+        let mut at = 0;
+        for (pos, op) in ops {
+            let pos = pos.min(body.len());
+            if pos > at {
+                emit(out, body.get(at..pos)?, class_of(&self.stack), &mut open);
+                at = pos;
+            }
+            self.stack.apply(&op).ok()?;
+        }
+        if at < body.len() {
+            emit(out, body.get(at..)?, class_of(&self.stack), &mut open);
+        }
+        if open.is_some() {
+            out.push_str("</span>");
+        }
+        out.push_str(&line[body.len()..]);
+        Some(())
+    }
+}
+
+/// Appends a run of text in a token class, reusing the open span when the class is the same
+/// and leaving whitespace in whatever span is open.
+fn emit(
+    out: &mut String,
+    text: &str,
+    class: Option<&'static str>,
+    open: &mut Option<&'static str>,
+) {
+    if text.is_empty() {
+        return;
+    }
+    if class != *open && !text.trim().is_empty() {
+        if open.is_some() {
+            out.push_str("</span>");
+        }
+        if let Some(c) = class {
+            out.push_str("<span class=\"");
+            out.push_str(c);
+            out.push_str("\">");
+        }
+        *open = class;
+    }
+    escape_into(out, text);
+}
+
+/// The token class of the innermost scope that has one.
+fn class_of(stack: &ScopeStack) -> Option<&'static str> {
+    for scope in stack.as_slice().iter().rev() {
+        if let Some((_, class)) = RULES.iter().find(|(p, _)| p.is_prefix_of(*scope)) {
+            if class.is_some() {
+                return *class;
+            }
+        }
+    }
+    None
+}
+
+/// How a diff line is shown.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum DiffLine {
+    File,
+    Hunk,
+    Add,
+    Del,
+    Context,
+    Other,
+}
+
+fn classify(lines: &[&str], i: usize) -> DiffLine {
+    let line = lines[i];
+    let next = lines.get(i + 1).copied().unwrap_or("");
+    let prev = if i > 0 { lines[i - 1] } else { "" };
+    if line.starts_with("@@") {
+        DiffLine::Hunk
+    } else if (line.starts_with("--- ") && next.starts_with("+++ "))
+        || (line.starts_with("+++ ") && prev.starts_with("--- "))
+        || line.starts_with("diff --git ")
+    {
+        DiffLine::File
+    } else if line.starts_with('+') {
+        DiffLine::Add
+    } else if line.starts_with('-') {
+        DiffLine::Del
+    } else if line.starts_with(' ') || line.trim_end_matches(['\n', '\r']).is_empty() {
+        DiffLine::Context
+    } else {
+        DiffLine::Other
+    }
+}
+
+/// The path a `+++ ` header names, without a `b/` prefix or a trailing timestamp.
+fn header_path(line: &str) -> &str {
+    let path = line.trim_start_matches("+++ ").trim_end();
+    let path = path.split('\t').next().unwrap_or(path);
+    path.strip_prefix("b/").unwrap_or(path)
+}
+
+fn diff(text: &str, lang: Option<Language>) -> Highlighted {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let tokens = within_caps(text);
+    // Removed lines continue the old file's state, added lines the new file's; context lines
+    // belong to both.
+    let mut old: Option<Lines> = lang.filter(|_| tokens).map(Lines::new);
+    let mut new: Option<Lines> = lang.filter(|_| tokens).map(Lines::new);
+    let mut html = String::with_capacity(text.len() * 2);
+    let mut line_ends = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        let kind = classify(&lines, i);
+        if tokens && kind == DiffLine::File && line.starts_with("+++ ") {
+            if let Some(l) = Language::from_path(header_path(line)).or(lang) {
+                old = Some(Lines::new(l));
+                new = Some(Lines::new(l));
+            }
+        }
+        if kind == DiffLine::Hunk {
+            old.iter_mut().chain(new.iter_mut()).for_each(Lines::reset);
+        }
+        let class = match kind {
+            DiffLine::File => Some("file"),
+            DiffLine::Hunk => Some("hunk"),
+            DiffLine::Add => Some("add"),
+            DiffLine::Del => Some("del"),
+            DiffLine::Context | DiffLine::Other => None,
+        };
+        let body = line.strip_suffix('\n').unwrap_or(line);
+        if let Some(c) = class {
+            html.push_str("<span class=\"");
+            html.push_str(c);
+            html.push_str("\">");
+        }
+        let (sign, code) = body.split_at(body.len().min(1));
+        let start = html.len();
+        let coloured = match kind {
+            DiffLine::Add | DiffLine::Del | DiffLine::Context if !body.is_empty() => {
+                let mut piece = String::new();
+                escape_into(&mut piece, sign);
+                let ok = match kind {
+                    DiffLine::Add => new.as_mut().and_then(|n| n.push(code, &mut piece)),
+                    DiffLine::Del => old.as_mut().and_then(|o| o.push(code, &mut piece)),
+                    _ => {
+                        // Advance the old side silently; show the new side's tokens.
+                        let mut scratch = String::new();
+                        if let Some(o) = old.as_mut() {
+                            if o.push(code, &mut scratch).is_none() {
+                                old = None;
+                            }
+                        }
+                        new.as_mut().and_then(|n| n.push(code, &mut piece))
+                    }
+                };
+                match ok {
+                    Some(()) => {
+                        html.push_str(&piece);
+                        true
+                    }
+                    None => false,
+                }
+            }
+            _ => false,
+        };
+        if !coloured {
+            html.truncate(start);
+            escape_into(&mut html, body);
+        }
+        if class.is_some() {
+            html.push_str("</span>");
+        }
+        html.push_str(&line[body.len()..]);
+        line_ends.push(html.len());
+    }
+    Highlighted { html, line_ends }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text of highlighted HTML: tags removed, entities decoded.
+    fn text_of(html: &str) -> String {
+        let mut out = String::new();
+        let mut in_tag = false;
+        for c in html.chars() {
+            match c {
+                '<' => in_tag = true,
+                '>' if in_tag => in_tag = false,
+                _ if !in_tag => out.push(c),
+                _ => {}
+            }
+        }
+        out.replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&")
+    }
+
+    fn lang(name: &str) -> Language {
+        Language::from_name(name).expect("a built-in grammar")
+    }
+
+    #[test]
+    fn code_is_coloured_and_its_text_unchanged() {
+        let src = "fn main() {\n    // hi\n    let s = \"x\";\n    let n = 42;\n}\n";
+        let h = Highlighter::new()
+            .code(src, lang("rust"))
+            .expect("highlighted");
+        let html = h.as_str();
+        // Whitespace stays in the open span, so spans are fewer.
+        assert!(
+            html.contains("<span class=\"hk\">fn </span><span class=\"hf\">main</span>"),
+            "{html}"
+        );
+        assert!(html.contains("<span class=\"hc\">// hi</span>"), "{html}");
+        assert!(html.contains("<span class=\"hs\">\"x\"</span>"), "{html}");
+        assert!(html.contains("<span class=\"hn\">42</span>"), "{html}");
+        assert_eq!(text_of(html), src);
+        assert_eq!(h.line_count(), 5);
+    }
+
+    #[test]
+    fn hostile_code_is_escaped_and_stays_text() {
+        let src = "x = \"</span><script>alert(1)</script>\" # <b>&amp;\n</code></pre><img src=x onerror=alert(1)>";
+        for l in ["py", "bash", "js", "html"] {
+            let h = Highlighter::new().code(src, lang(l)).expect("highlighted");
+            let html = h.as_str();
+            assert!(!html.contains("<script"), "{l}: {html}");
+            assert!(!html.contains("</span><script"), "{l}: {html}");
+            assert!(!html.contains("<img"), "{l}: {html}");
+            assert!(!html.contains("</code>"), "{l}: {html}");
+            assert_eq!(text_of(html), src, "{l}");
+            // Only our spans are tags.
+            let tags: Vec<&str> = html.match_indices('<').map(|(i, _)| &html[i..]).collect();
+            for t in tags {
+                assert!(
+                    t.starts_with("<span class=\"h") || t.starts_with("</span>"),
+                    "{l}: {t}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_and_plain_languages_are_not_highlighted() {
+        assert!(Language::from_name("no-such-language").is_none());
+        assert!(Language::from_name("text").is_none());
+        assert!(Language::from_name("").is_none());
+        assert!(Language::from_path("notes.unknownext").is_none());
+        assert!(Language::from_path("/a/b.rs").is_some());
+        assert!(Language::from_path("src/app.tsx").is_some());
+        assert!(Language::from_path("Makefile").is_some());
+        assert!(Language::from_name("sh").is_some());
+        assert!(Language::from_name("Python").is_some());
+    }
+
+    #[test]
+    fn text_over_the_size_caps_stays_plain() {
+        let hl = Highlighter::new();
+        let big = "let x = 1;\n".repeat(MAX_BYTES / 11 + 1);
+        assert!(big.len() > MAX_BYTES);
+        assert!(hl.code(&big, lang("rust")).is_none());
+        let long_line = format!("let x = \"{}\";\n", "a".repeat(MAX_LINE_BYTES));
+        assert!(hl.code(&long_line, lang("rust")).is_none());
+        // Diffs over the caps keep their line classes but get no tokens.
+        let patch = format!(
+            "--- a/x.rs\n+++ b/x.rs\n@@ -1 +1 @@\n-{}\n+let y = 2;\n",
+            "a".repeat(MAX_LINE_BYTES)
+        );
+        let d = hl.diff(&patch, None);
+        assert!(
+            d.as_str()
+                .contains("<span class=\"add\">+let y = 2;</span>"),
+            "{}",
+            d.as_str()
+        );
+        assert_eq!(text_of(d.as_str()), patch);
+    }
+
+    #[test]
+    fn diff_lines_get_line_classes_and_code_tokens() {
+        let patch = "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,3 +1,3 @@\n fn a() {}\n-let x = 1;\n+let x = \"</span><script>\";\n\\ No newline at end of file\n";
+        let d = Highlighter::new().diff(patch, None);
+        let html = d.as_str();
+        assert!(html.starts_with("<span class=\"file\">--- a/src/lib.rs</span>\n<span class=\"file\">+++ b/src/lib.rs</span>\n<span class=\"hunk\">@@ -1,3 +1,3 @@</span>\n"), "{html}");
+        assert!(
+            html.contains("<span class=\"del\">-<span class=\"hk\">let</span>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<span class=\"add\">+<span class=\"hk\">let</span>"),
+            "{html}"
+        );
+        assert!(html.contains("\n <span class=\"hk\">fn </span>"), "{html}");
+        assert!(!html.contains("<script"), "{html}");
+        assert_eq!(text_of(html), patch);
+        assert_eq!(d.line_count(), 7);
+        assert_eq!(
+            d.lines(3, 4),
+            " <span class=\"hk\">fn </span><span class=\"hf\">a</span>() {}\n"
+        );
+    }
+
+    #[test]
+    fn a_removed_sql_comment_is_not_a_file_header() {
+        let patch = "@@ -1,2 +1,2 @@\n--- old comment\n+-- new comment\n";
+        let d = Highlighter::new().diff(patch, Language::from_name("sql"));
+        assert!(
+            d.as_str().contains("<span class=\"del\">-"),
+            "{}",
+            d.as_str()
+        );
+        assert!(!d.as_str().contains("class=\"file\""), "{}", d.as_str());
+    }
+
+    #[test]
+    fn numbered_file_contents_keep_their_gutter_plain() {
+        let src = "     1\tdef total(items):\n     2\t    return 0  # none\n";
+        let h = Highlighter::new()
+            .numbered(src, lang("py"))
+            .expect("highlighted");
+        let html = h.as_str();
+        assert!(
+            html.starts_with("     1\t<span class=\"hk\">def </span>"),
+            "{html}"
+        );
+        assert!(html.contains("<span class=\"hc\"># none</span>"), "{html}");
+        assert_eq!(text_of(html), src);
+        assert_eq!(gutter_len("00012| x"), 7);
+        assert_eq!(gutter_len("  7→x"), 3 + "→".len());
+        assert_eq!(gutter_len("x = 1"), 0);
+    }
+
+    #[test]
+    fn the_same_text_is_highlighted_once() {
+        let hl = Highlighter::new();
+        let a = hl.code("echo hi\n", lang("bash")).expect("highlighted");
+        let b = hl.code("echo hi\n", lang("bash")).expect("highlighted");
+        assert!(Rc::ptr_eq(&a, &b));
+        assert_eq!(hl.done.borrow().len(), 1);
+        let c = hl.code("echo hi\n", lang("py")).expect("highlighted");
+        assert!(!Rc::ptr_eq(&a, &c));
+    }
+
+    #[test]
+    fn a_last_line_without_newline_is_kept_as_is() {
+        let h = Highlighter::new()
+            .code("ls -la | grep x", lang("bash"))
+            .expect("highlighted");
+        assert_eq!(text_of(h.as_str()), "ls -la | grep x");
+        assert!(!h.as_str().ends_with('\n'));
+    }
+}
