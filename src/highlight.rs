@@ -23,6 +23,10 @@ pub const MAX_BYTES: usize = 64 * 1024;
 /// A line longer than this many bytes (minified code, data) leaves its whole block plain.
 pub const MAX_LINE_BYTES: usize = 2 * 1024;
 
+/// A page highlights at most this many bytes in all; later text is shown plain (diffs keep their
+/// line classes), so a very large session renders in bounded extra time.
+pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
+
 /// The token classes highlighted text may carry, as written in the page and allowed by the
 /// Markdown sanitizer: comment, string, keyword, number or constant, function, type.
 pub const CLASSES: &[&str] = &["hc", "hs", "hk", "hn", "hf", "ht"];
@@ -192,6 +196,8 @@ enum Work {
 pub struct Highlighter {
     /// Keyed by the work, the grammar's name and the text's SHA-256.
     done: RefCell<HashMap<(Work, &'static str, [u8; 32]), Option<Rc<Highlighted>>>>,
+    /// Bytes highlighted so far on this page.
+    spent: std::cell::Cell<usize>,
 }
 
 impl Highlighter {
@@ -222,6 +228,7 @@ impl Highlighter {
     /// own `+++` header, else `lang`). Over the size caps, or in an unknown language, only the
     /// line classes are applied.
     pub fn diff(&self, text: &str, lang: Option<Language>) -> Rc<Highlighted> {
+        let lang = lang.filter(|_| self.spend(text));
         self.remember(Work::Diff, lang, text, || Some(diff(text, lang)))
             .unwrap_or_else(|| Rc::new(diff(text, lang)))
     }
@@ -238,9 +245,22 @@ impl Highlighter {
         if let Some(done) = self.done.borrow().get(&key) {
             return done.clone();
         }
+        if lang.is_some() && work != Work::Diff && !self.spend(text) {
+            return None;
+        }
         let out = run().map(Rc::new);
         self.done.borrow_mut().insert(key, out.clone());
         out
+    }
+
+    /// Takes `text` from the page's budget; false when the budget cannot cover it.
+    fn spend(&self, text: &str) -> bool {
+        let total = self.spent.get().saturating_add(text.len());
+        if total > MAX_PAGE_BYTES {
+            return false;
+        }
+        self.spent.set(total);
+        true
     }
 }
 
@@ -697,6 +717,26 @@ mod tests {
         assert_eq!(hl.done.borrow().len(), 1);
         let c = hl.code("echo hi\n", lang("py")).expect("highlighted");
         assert!(!Rc::ptr_eq(&a, &c));
+    }
+
+    #[test]
+    fn a_page_stops_highlighting_when_its_budget_is_spent() {
+        let hl = Highlighter::new();
+        let chunk = "let x = 1;\n".repeat(MAX_BYTES / 12);
+        let mut coloured = 0;
+        for i in 0..(MAX_PAGE_BYTES / chunk.len() + 3) {
+            if hl.code(&format!("{chunk}// {i}\n"), lang("rust")).is_some() {
+                coloured += 1;
+            }
+        }
+        assert!(coloured > 0 && coloured <= MAX_PAGE_BYTES / chunk.len());
+        // Diffs past the budget keep their line classes.
+        let d = hl.diff("@@ -1 +1 @@\n-a\n+b\n", lang("rust").into());
+        assert!(
+            d.as_str().contains("<span class=\"add\">+b</span>"),
+            "{}",
+            d.as_str()
+        );
     }
 
     #[test]

@@ -357,6 +357,47 @@ fn search_counts_matches_and_opens_the_fold_that_holds_one() -> anyhow::Result<(
 }
 
 #[test]
+fn highlighted_code_shows_coloured_tokens_and_search_matches_across_them() -> anyhow::Result<()> {
+    // The sample reads `src/cart.py`: its output is highlighted as Python.
+    let Some(page) = open(&render(&sample())?, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    let state = page.eval(
+        "(() => { const k = document.querySelector('#notebook pre.output .hk');
+           const pre = k && k.closest('pre');
+           return { keyword: k ? k.textContent.trim() : null,
+                    colour: k ? getComputedStyle(k).color : null,
+                    plain: pre ? getComputedStyle(pre).color : null,
+                    text: pre ? pre.textContent : null }; })()",
+    )?;
+    assert_eq!(state["keyword"], "def", "{state}");
+    assert_ne!(state["colour"], state["plain"], "{state}");
+    // Highlighting wraps the text without changing it.
+    assert_eq!(
+        state["text"],
+        "     1\tdef total(items, coupon):\n     2\t    return sum(items) - coupon\n",
+        "{state}"
+    );
+    // A term that runs across several tokens is still found, as one hit.
+    let term = "total(items, coupon)";
+    let found = page.eval(&format!(
+        "(() => {{ const q = document.getElementById('q'); q.value = '{term}';
+           q.dispatchEvent(new KeyboardEvent('keydown', {{ key: 'Enter', bubbles: true }}));
+           const pre = document.querySelector('#notebook pre.output .hk').closest('pre');
+           const marks = [...pre.querySelectorAll('mark.hit')];
+           return {{ count: document.getElementById('q-count').textContent,
+                    marks: marks.length, joined: marks.map(m => m.textContent).join('') }}; }})()"
+    ))?;
+    assert!(found["marks"].as_u64().unwrap_or(0) >= 2, "{found}");
+    assert_eq!(found["joined"], term, "{found}");
+    assert!(
+        found["count"].as_str().unwrap_or("").starts_with("1 of "),
+        "{found}"
+    );
+    Ok(())
+}
+
+#[test]
 fn filters_show_only_matching_steps_and_the_conversation_view() -> anyhow::Result<()> {
     let report = crate::report(&sample())?;
     assert!(report.summary.error > 0, "the sample has a failed call");
