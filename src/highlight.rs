@@ -23,9 +23,10 @@ pub const MAX_BYTES: usize = 64 * 1024;
 /// A line longer than this many bytes (minified code, data) leaves its whole block plain.
 pub const MAX_LINE_BYTES: usize = 2 * 1024;
 
-/// A page highlights at most this many bytes in all; later text is shown plain (diffs keep their
+/// A page highlights at most this many bytes in all (the pure-Rust regex engine colours only a
+/// few hundred KB a second on some grammars); later text is shown plain (diffs keep their
 /// line classes), so a very large session renders in bounded extra time.
-pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
+pub const MAX_PAGE_BYTES: usize = 256 * 1024;
 
 /// The token classes highlighted text may carry, as written in the page and allowed by the
 /// Markdown sanitizer: comment, string, keyword, number or constant, function, type.
