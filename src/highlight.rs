@@ -26,7 +26,7 @@ pub const MAX_LINE_BYTES: usize = 2 * 1024;
 /// A page highlights at most this many bytes in all (the pure-Rust regex engine colours only a
 /// few hundred KB a second on some grammars); later text is shown plain (diffs keep their
 /// line classes), so a very large session renders in bounded extra time.
-pub const MAX_PAGE_BYTES: usize = 256 * 1024;
+pub const MAX_PAGE_BYTES: usize = 131072;
 
 /// The token classes highlighted text may carry, as written in the page and allowed by the
 /// Markdown sanitizer: comment, string, keyword, number or constant, function, type.
@@ -94,6 +94,11 @@ const ALIASES: &[(&str, &str)] = &[
     ("rs", "rust"),
 ];
 
+/// Grammars shown plain: plain text, and prose formats whose grammars embed every other
+/// language and cost about a hundred times more per byte than code (measured: 1 KB of Markdown
+/// took 0.28 s).
+const UNHIGHLIGHTED: &[&str] = &["Plain Text", "Markdown", "MultiMarkdown"];
+
 /// A grammar the highlighter knows.
 #[derive(Clone, Copy)]
 pub struct Language(&'static SyntaxReference);
@@ -119,7 +124,7 @@ impl Language {
             .map_or(name.as_str(), |(_, to)| to);
         let set: &'static SyntaxSet = &SYNTAXES;
         set.find_syntax_by_token(name)
-            .filter(|s| s.name != "Plain Text")
+            .filter(|s| !UNHIGHLIGHTED.contains(&s.name.as_str()))
             .map(Language)
     }
 
@@ -130,7 +135,9 @@ impl Language {
             Some((stem, ext)) if !stem.is_empty() => Self::from_name(ext),
             _ => {
                 let set: &'static SyntaxSet = &SYNTAXES;
-                set.find_syntax_by_extension(file).map(Language)
+                set.find_syntax_by_extension(file)
+                    .filter(|s| !UNHIGHLIGHTED.contains(&s.name.as_str()))
+                    .map(Language)
             }
         }
     }
@@ -191,12 +198,15 @@ enum Work {
     Diff,
 }
 
+/// What was highlighted: the work, the grammar's name and the text's SHA-256.
+type WorkKey = (Work, &'static str, [u8; 32]);
+
 /// Highlights text for one page, remembering what it has done so the same text in the same
 /// language (a file read twice, a command run again) is highlighted once.
 #[derive(Default)]
 pub struct Highlighter {
     /// Keyed by the work, the grammar's name and the text's SHA-256.
-    done: RefCell<HashMap<(Work, &'static str, [u8; 32]), Option<Rc<Highlighted>>>>,
+    done: RefCell<HashMap<WorkKey, Option<Rc<Highlighted>>>>,
     /// Bytes highlighted so far on this page.
     spent: std::cell::Cell<usize>,
 }
@@ -229,9 +239,18 @@ impl Highlighter {
     /// own `+++` header, else `lang`). Over the size caps, or in an unknown language, only the
     /// line classes are applied.
     pub fn diff(&self, text: &str, lang: Option<Language>) -> Rc<Highlighted> {
-        let lang = lang.filter(|_| self.spend(text));
-        self.remember(Work::Diff, lang, text, || Some(diff(text, lang)))
-            .unwrap_or_else(|| Rc::new(diff(text, lang)))
+        let run = |tokens: bool| Rc::new(diff(text, lang, tokens));
+        let name = lang.map_or("", |l| l.0.name.as_str());
+        let key = (Work::Diff, name, Sha256::digest(text.as_bytes()).into());
+        if let Some(Some(done)) = self.done.borrow().get(&key) {
+            return done.clone();
+        }
+        // Tokens only when some language is known and the page's budget covers the text; the
+        // line classes always.
+        let tokens = within_caps(text) && diff_language(text, lang).is_some() && self.spend(text);
+        let out = run(tokens);
+        self.done.borrow_mut().insert(key, Some(out.clone()));
+        out
     }
 
     fn remember(
@@ -477,9 +496,17 @@ fn header_path(line: &str) -> &str {
     path.strip_prefix("b/").unwrap_or(path)
 }
 
-fn diff(text: &str, lang: Option<Language>) -> Highlighted {
+/// The language a diff's code is read in: the first `+++` header's file, else `lang`.
+fn diff_language(text: &str, lang: Option<Language>) -> Option<Language> {
+    text.lines()
+        .filter(|l| l.starts_with("+++ "))
+        .find_map(|l| Language::from_path(header_path(l)))
+        .or(lang)
+}
+
+/// A diff as HTML: line classes always, code tokens when `tokens` is true.
+fn diff(text: &str, lang: Option<Language>, tokens: bool) -> Highlighted {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let tokens = within_caps(text);
     // Removed lines continue the old file's state, added lines the new file's; context lines
     // belong to both.
     let mut old: Option<Lines> = lang.filter(|_| tokens).map(Lines::new);
@@ -731,10 +758,27 @@ mod tests {
             }
         }
         assert!(coloured > 0 && coloured <= MAX_PAGE_BYTES / chunk.len());
-        // Diffs past the budget keep their line classes.
-        let d = hl.diff("@@ -1 +1 @@\n-a\n+b\n", lang("rust").into());
+        // Diffs past the budget keep their line classes, without tokens.
+        let left = MAX_PAGE_BYTES - hl.spent.get();
+        assert!(hl.spend(&" ".repeat(left)));
+        let d = hl.diff(
+            "@@ -1 +1 @@\n-let a = 1;\n+let b = 1;\n",
+            lang("rust").into(),
+        );
         assert!(
-            d.as_str().contains("<span class=\"add\">+b</span>"),
+            d.as_str()
+                .contains("<span class=\"add\">+let b = 1;</span>"),
+            "{}",
+            d.as_str()
+        );
+        // Also when the diff's own header names a language.
+        let d = hl.diff(
+            "--- a/x.rs\n+++ b/x.rs\n@@ -1 +1 @@\n-let a = 1;\n+let b = 2;\n",
+            None,
+        );
+        assert!(
+            d.as_str()
+                .contains("<span class=\"add\">+let b = 2;</span>"),
             "{}",
             d.as_str()
         );

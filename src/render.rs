@@ -25,6 +25,8 @@ const OUTPUT_HEAD_LINES: usize = 80;
 const COMPACT_HEAD_LINES: usize = 20;
 /// Output longer than this many bytes is split the same way.
 const OUTPUT_HEAD_BYTES: usize = 16 * 1024;
+/// A file read up to this size is highlighted whole; a longer one only in its shown head.
+const HIGHLIGHT_WHOLE_BYTES: usize = 16 * 1024;
 
 static CSP: LazyLock<String> = LazyLock::new(|| csp_for(JS, CSS));
 
@@ -565,11 +567,17 @@ impl TurnsTemplate<'_> {
             }
             _ => None,
         };
-        // Split only between lines, where every token span is closed.
+        // Split only between lines, where every token span is closed. A long file is
+        // highlighted where it is shown first, its head; the rest behind the fold stays plain.
+        let whole = text.len() <= HIGHLIGHT_WHOLE_BYTES;
         let highlighted: Option<std::rc::Rc<Highlighted>> = lang
             .filter(|_| head.is_empty() || head.ends_with('\n'))
-            .and_then(|l| self.hl.numbered(&text, l));
+            .and_then(|l| self.hl.numbered(if whole { &text } else { head }, l));
         let (head_html, rest_html) = match highlighted {
+            Some(h) if !whole => (
+                SafeHtml::trusted(h.as_str().to_owned()),
+                highlight::plain_html(rest),
+            ),
             Some(h) => {
                 let n = head.matches('\n').count();
                 (
