@@ -1,6 +1,7 @@
 // tracebook notebook behaviour. Everything reads with JavaScript off; this script adds the
 // reader's time zone, deep-link opening, search, filters, the theme switch, copy-link buttons,
-// j/k navigation and expand-all for printing. It never loads anything.
+// j/k navigation, expand-all for printing, and decoding of the steps a large page stores
+// compressed. It never loads anything.
 (function () {
   "use strict";
   var doc = document, root = doc.documentElement;
@@ -11,10 +12,66 @@
     for (var p = el; p; p = p.parentElement) if (p.tagName === "DETAILS") p.open = true;
   }
 
+  // Stored steps: past the page's inline budget, a turn's steps are gzip-compressed in a data
+  // block. They are taken out of the document at load (keeping it small) and decoded into
+  // place when a reader opens the turn, follows a link into it, searches or filters.
+  var stored = {}, decoded = {}, texts = {};
+  function collectStored() {
+    all("script.lazy-steps").forEach(function (s) {
+      stored[s.getAttribute("data-turn")] = s.textContent;
+      s.parentNode.removeChild(s);
+    });
+  }
+  function storedIds() { return Object.keys(stored); }
+  function decode(id) {
+    if (decoded[id]) return decoded[id];
+    var bin = atob(stored[id].trim()), bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    decoded[id] = new Response(stream).text();
+    return decoded[id];
+  }
+  // The steps' HTML was written and sanitized by tracebook like the rest of the page.
+  function place(id, html) {
+    if (!(id in stored)) return;
+    delete stored[id];
+    var turn = $(id), ol = turn && turn.querySelector("ol.steps.lazy");
+    if (!ol) return;
+    var t = doc.createElement("template");
+    t.innerHTML = html;
+    localTimes(t.content);
+    ol.parentNode.replaceChild(t.content, ol);
+  }
+  function open(id) {
+    if (!(id in stored) || !window.DecompressionStream) return Promise.resolve();
+    return decode(id).then(function (html) { place(id, html); }, function () { /* left stored */ });
+  }
+  function openWhere(test) {
+    return Promise.all(storedIds().map(function (id) {
+      return test(id) ? open(id) : null;
+    }));
+  }
+  // The plain text of every stored turn, decoded once, for search.
+  function storedTexts() {
+    if (!window.DecompressionStream) return Promise.resolve();
+    return Promise.all(storedIds().map(function (id) {
+      if (texts[id] !== undefined) return null;
+      return decode(id).then(function (html) {
+        var t = doc.createElement("template");
+        t.innerHTML = html;
+        texts[id] = t.content.textContent.toLowerCase();
+      });
+    }));
+  }
+
   // Deep links: open the folds around the target and highlight it.
   function reveal(id) {
     var el = id && $(id);
-    if (!el) return;
+    if (!el) {
+      var turn = id && id.split("-")[0];
+      if (turn && turn in stored) open(turn).then(function () { reveal(id); });
+      return;
+    }
     openAround(el);
     if (el.firstElementChild && el.firstElementChild.tagName === "DETAILS") el.firstElementChild.open = true;
     all(".targeted").forEach(function (o) { o.classList.remove("targeted"); });
@@ -26,8 +83,8 @@
   }
 
   // Times in the reader's zone; the UTC original on hover.
-  function localTimes() {
-    all("time[datetime]").forEach(function (t) {
+  function localTimes(scope) {
+    all("time[datetime]", scope).forEach(function (t) {
       var iso = t.getAttribute("datetime"), d = new Date(iso);
       if (isNaN(d.getTime())) return;
       t.title = iso + " (UTC)";
@@ -112,11 +169,25 @@
       node.parentNode.replaceChild(frag, node);
     });
   }
+  var searching = 0;
   function search(q) {
     clearHits();
     var count = $("q-count");
     q = q.trim().toLowerCase();
     if (!q) { count.textContent = ""; return; }
+    if (storedIds().length) {
+      // Open the stored turns that hold the text, then search the page.
+      var mine = ++searching;
+      count.textContent = "searching stored steps…";
+      storedTexts().then(function () {
+        return openWhere(function (id) { return texts[id].indexOf(q) >= 0; });
+      }).then(function () { if (mine === searching) searchPage(q); });
+      return;
+    }
+    searchPage(q);
+  }
+  function searchPage(q) {
+    var count = $("q-count");
     var runs = textRuns($("notebook"));
     for (var i = 0; i < runs.length && hits.length < MAX_HITS; i++) {
       if (runs[i].text.toLowerCase().indexOf(q) >= 0) markRun(runs[i], q);
@@ -137,6 +208,21 @@
 
   // Filters: status and step kind narrow the steps shown; turns without a match hide.
   function applyFilters() {
+    var status = $("f-status").value, kind = $("f-kind").value;
+    if ((status || kind) && storedIds().length) {
+      // Open the stored turns that hold such steps, then filter the page.
+      var has = function (id, attr, value) {
+        var ol = $(id) && $(id).querySelector("ol.steps.lazy");
+        return !value || (ol && (" " + ol.getAttribute(attr) + " ").indexOf(" " + value + " ") >= 0);
+      };
+      openWhere(function (id) {
+        return has(id, "data-statuses", status) && has(id, "data-kinds", kind);
+      }).then(filterPage);
+      return;
+    }
+    filterPage();
+  }
+  function filterPage() {
     var status = $("f-status").value, kind = $("f-kind").value;
     var view = $("f-view") ? $("f-view").value : "full";
     doc.body.classList.toggle("view-conversation", view === "conversation");
@@ -179,6 +265,7 @@
   }
 
   function init() {
+    collectStored();
     localTimes();
     if (window.matchMedia && window.matchMedia("(max-width: 860px)").matches) {
       all(".toc > details").forEach(function (d) { d.open = false; });
@@ -192,6 +279,14 @@
         setTheme(themes[(themes.indexOf(now) + 1) % themes.length]);
       });
     }
+    // Opening a turn's Process decodes its stored steps.
+    doc.addEventListener("toggle", function (e) {
+      var d = e.target;
+      if (d.open && d.classList && d.classList.contains("process")) {
+        var turn = d.closest(".turn");
+        if (turn) open(turn.id);
+      }
+    }, true);
     doc.addEventListener("click", function (e) {
       var btn = e.target.closest && e.target.closest("button.copy");
       if (!btn) return;

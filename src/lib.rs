@@ -183,13 +183,21 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
         .ok();
         return Ok(Exit::Strict);
     }
+    let mut stored_caught = 0;
     let bytes = match args.format {
         Format::Html => {
             let view = match args.view {
                 cli::View::Full => render::View::Full,
                 cli::View::Conversation => render::View::Conversation,
             };
-            render::html_with(&report, view).context("rendering the notebook")?
+            let steps = if args.inline_steps {
+                render::Steps::Inline
+            } else {
+                render::Steps::default()
+            };
+            let page = render::notebook(&report, view, steps).context("rendering the notebook")?;
+            stored_caught = page.caught;
+            page.html
         }
         Format::Json => {
             let mut s = serde_json::to_string_pretty(&report).context("writing the report")?;
@@ -202,6 +210,7 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
         Format::Html => privacy::secrets::backstop_notebook(&bytes),
         Format::Json => privacy::secrets::backstop(&bytes),
     };
+    let caught = caught + stored_caught;
     if caught > 0 && !args.quiet {
         writeln!(
             stderr,

@@ -60,6 +60,37 @@ pub enum View {
     Conversation,
 }
 
+/// Where a turn's process steps are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Steps {
+    /// As HTML while this many bytes of it last (by default [`INLINE_STEPS_BYTES`]); the
+    /// steps of later turns are stored gzip-compressed in an inert data block, which the page's
+    /// script decodes when a reader opens the turn, follows a link into it, searches or
+    /// filters. The page opens fast whatever the session's size.
+    Budget(usize),
+    /// Every turn's steps as HTML, readable with JavaScript off, however large the page.
+    Inline,
+}
+
+impl Default for Steps {
+    fn default() -> Self {
+        Self::Budget(INLINE_STEPS_BYTES)
+    }
+}
+
+/// The HTML of the process steps a page writes inline before it stores the rest compressed.
+pub const INLINE_STEPS_BYTES: usize = 1 << 20;
+
+/// A rendered notebook.
+#[derive(Debug, Clone)]
+pub struct Notebook {
+    /// The page.
+    pub html: String,
+    /// Secrets the last shape-only scan found in the steps stored compressed (the rest of the
+    /// page is scanned by [`crate::privacy::secrets::backstop_notebook`]).
+    pub caught: usize,
+}
+
 /// Renders the whole notebook in the full view.
 pub fn html(report: &Report) -> askama::Result<String> {
     html_with(report, View::Full)
@@ -67,9 +98,14 @@ pub fn html(report: &Report) -> askama::Result<String> {
 
 /// Renders the whole notebook in the given view.
 pub fn html_with(report: &Report, view: View) -> askama::Result<String> {
+    notebook(report, view, Steps::default()).map(|n| n.html)
+}
+
+/// Renders the whole notebook in the given view, with the steps written as asked.
+pub fn notebook(report: &Report, view: View, steps: Steps) -> askama::Result<Notebook> {
     match view {
-        View::Full => page(report, view),
-        View::Conversation => page(&conversation_only(report), view),
+        View::Full => page(report, view, steps),
+        View::Conversation => page(&conversation_only(report), view, steps),
     }
 }
 
@@ -84,27 +120,32 @@ fn conversation_only(report: &Report) -> Report {
     out
 }
 
-fn page(report: &Report, view: View) -> askama::Result<String> {
+fn page(report: &Report, view: View, steps: Steps) -> askama::Result<Notebook> {
     // The turns and the embedded report are the two large pieces: made side by side. The
     // highlighter remembers work per page, so it lives with the turns.
     let (parts, data) = rayon::join(
-        || -> askama::Result<(String, String)> {
+        || -> askama::Result<(String, String, usize)> {
             let hl = Highlighter::new();
+            let store = match steps {
+                Steps::Budget(bytes) => Some(Store::new(bytes)),
+                Steps::Inline => None,
+            };
             let turns = TurnsTemplate {
                 turns: &report.turns,
                 hl: &hl,
+                store: store.as_ref(),
             }
             .render()?;
             let mut unlinked = String::new();
             for sub in &report.unlinked_subagents {
                 unlinked.push_str(&SubagentTemplate { sub, hl: &hl }.render()?);
             }
-            Ok((turns, unlinked))
+            Ok((turns, unlinked, store.map_or(0, |s| s.caught.get())))
         },
         || embedded_report(report),
     );
-    let (turns, unlinked) = parts?;
-    PageTemplate {
+    let (turns, unlinked, caught) = parts?;
+    let html = PageTemplate {
         report,
         csp: SafeHtml::asset_text(&CSP),
         css: SafeHtml::asset(CSS),
@@ -116,7 +157,48 @@ fn page(report: &Report, view: View) -> askama::Result<String> {
         conversation: view == View::Conversation,
         overview: overview(&report.turns),
     }
-    .render()
+    .render()?;
+    Ok(Notebook { html, caught })
+}
+
+/// The page's inline budget for process steps, and what went past it.
+struct Store {
+    left: std::cell::Cell<usize>,
+    /// Set once a turn did not fit: later turns are stored too, so the inline ones are the
+    /// first of the session.
+    full: std::cell::Cell<bool>,
+    caught: std::cell::Cell<usize>,
+}
+
+impl Store {
+    fn new(budget: usize) -> Self {
+        Self {
+            left: budget.into(),
+            full: false.into(),
+            caught: 0.into(),
+        }
+    }
+
+    /// True when `bytes` more of inline steps fit the budget; takes them from it.
+    fn fits(&self, bytes: usize) -> bool {
+        if !self.full.get() && bytes <= self.left.get() {
+            self.left.set(self.left.get() - bytes);
+            return true;
+        }
+        self.full.set(true);
+        false
+    }
+}
+
+/// Text compressed with gzip at its fastest level, in base64.
+fn gzip_base64(text: &str) -> String {
+    use std::io::Write as _;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let bytes = gz
+        .write_all(text.as_bytes())
+        .and_then(|()| gz.finish())
+        .unwrap_or_default();
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// Calls of one turn by status (its own calls; a subagent's calls count in its own turns).
@@ -359,6 +441,24 @@ struct TurnsTemplate<'a> {
     turns: &'a [TurnView],
     /// Shared by the whole page, so a text is highlighted once.
     hl: &'a Highlighter,
+    /// Where steps past the inline budget go; `None` writes every step inline (a subagent's
+    /// turns sit inside their parent's steps, which are inline or stored as a whole).
+    store: Option<&'a Store>,
+}
+
+/// The process steps of one turn; the helpers of [`TurnsTemplate`] serve it.
+#[derive(Template)]
+#[template(path = "partials/steps.html")]
+struct StepsTemplate<'a> {
+    page: &'a TurnsTemplate<'a>,
+    turn: &'a TurnView,
+}
+
+impl<'a> std::ops::Deref for StepsTemplate<'a> {
+    type Target = TurnsTemplate<'a>;
+    fn deref(&self) -> &Self::Target {
+        self.page
+    }
 }
 
 #[derive(Template)]
@@ -374,6 +474,7 @@ impl SubagentTemplate<'_> {
             TurnsTemplate {
                 turns: &self.sub.turns,
                 hl: self.hl,
+                store: None,
             }
             .render()
             .unwrap_or_default(),
@@ -402,6 +503,39 @@ struct TodoItem {
 }
 
 impl TurnsTemplate<'_> {
+    /// A turn's steps: inline while the page's budget lasts, else stored compressed with a
+    /// placeholder saying where they are. The final secret scan runs over them before they
+    /// are compressed, as it runs over the rest of the page after.
+    fn steps_html(&self, turn: &TurnView) -> SafeHtml {
+        let html = StepsTemplate { page: self, turn }
+            .render()
+            .unwrap_or_default();
+        let Some(store) = self.store.filter(|s| !s.fits(html.len())) else {
+            return SafeHtml::rendered(html);
+        };
+        let (html, caught) = crate::privacy::secrets::backstop(&html);
+        store.caught.set(store.caught.get() + caught);
+        let (statuses, kinds) = lazy_facets(&turn.steps);
+        let mut out = String::with_capacity(html.len() / 4 + 512);
+        out.push_str("<ol class=\"steps lazy\" data-turn=\"");
+        escape_attr(&mut out, &turn.id);
+        out.push_str("\" data-statuses=\"");
+        out.push_str(&statuses.join(" "));
+        out.push_str("\" data-kinds=\"");
+        out.push_str(&kinds.join(" "));
+        out.push_str(
+            "\"><li class=\"lazy-note\">These steps are stored compressed in this page so that \
+             it opens fast; they appear when JavaScript runs. <code>tracebook render \
+             --inline-steps</code> writes every step as plain HTML.</li></ol>\n    \
+             <script type=\"application/octet-stream\" class=\"lazy-steps\" data-turn=\"",
+        );
+        escape_attr(&mut out, &turn.id);
+        out.push_str("\" data-encoding=\"gzip+base64\">");
+        out.push_str(&gzip_base64(&html));
+        out.push_str("</script>");
+        SafeHtml::rendered(out)
+    }
+
     fn md(&self, text: &str) -> SafeHtml {
         markdown::render_with(text, self.hl)
     }
@@ -741,4 +875,49 @@ mod tests {
             std::borrow::Cow::Borrowed(_)
         ));
     }
+}
+
+/// Escapes text for a double-quoted attribute value.
+fn escape_attr(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
+    }
+}
+
+/// The statuses and kinds of the steps stored compressed in a turn, its subagents' included:
+/// what the page's filters need to know which stored turns to open.
+fn lazy_facets(steps: &[StepView]) -> (Vec<&'static str>, Vec<&'static str>) {
+    fn walk(
+        steps: &[StepView],
+        statuses: &mut std::collections::BTreeSet<&'static str>,
+        kinds: &mut std::collections::BTreeSet<&'static str>,
+    ) {
+        for step in steps {
+            let kind = match step {
+                StepView::ToolCall(c) => {
+                    statuses.insert(c.status.as_str());
+                    if let Some(sub) = &c.subagent {
+                        for t in &sub.turns {
+                            walk(&t.steps, statuses, kinds);
+                        }
+                    }
+                    c.kind.as_str()
+                }
+                StepView::Assistant(_) => "message",
+                StepView::Thinking { .. } => "thinking",
+                StepView::Interrupt { .. } => "interrupt",
+                StepView::Compaction { .. } => "compaction",
+            };
+            kinds.insert(kind);
+        }
+    }
+    let (mut statuses, mut kinds) = Default::default();
+    walk(steps, &mut statuses, &mut kinds);
+    (statuses.into_iter().collect(), kinds.into_iter().collect())
 }

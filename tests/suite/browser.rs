@@ -613,3 +613,99 @@ fn screenshot_of_the_sample_for_the_readme() -> anyhow::Result<()> {
     page.screenshot("sample-notebook.png")?;
     Ok(())
 }
+
+/// Evaluates `expr` until it is true (stored steps are decoded asynchronously).
+fn wait_until(page: &Opened, expr: &str) -> anyhow::Result<()> {
+    for _ in 0..100 {
+        if page.eval(expr)? == true {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    anyhow::bail!("never true in the page: {expr}")
+}
+
+/// A page whose every turn's steps are stored compressed, as past the inline budget of a
+/// large session: links, search and filters open what they need, and with JavaScript off the
+/// page says where the steps are.
+#[test]
+fn stored_steps_open_for_links_search_and_filters() -> anyhow::Result<()> {
+    use tracebook::render::{self, Steps, View};
+    let report = crate::report(&sample())?;
+    let stored = render::notebook(&report, View::Full, Steps::Budget(0))?.html;
+    let inline = render::notebook(&report, View::Full, Steps::Inline)?.html;
+    assert!(stored.contains("class=\"lazy-steps\""));
+    assert!(!inline.contains("class=\"lazy-steps\""));
+    assert!(
+        !stored.contains("id=\"t2-s3\""),
+        "steps are not in the page as HTML"
+    );
+
+    // A deep link into a stored turn decodes it, opens its folds and highlights the target.
+    let Some(page) = open(&stored, "#t2-s3", 1280, 900, true)? else {
+        return Ok(());
+    };
+    wait_until(&page, "!!document.querySelector('#t2-s3.targeted')")?;
+    let state = page.eval(
+        "({ process: document.getElementById('t2-s3').closest('details.process').open,
+            blocks: document.querySelectorAll('script.lazy-steps').length })",
+    )?;
+    assert_eq!(state["process"], true, "{state}");
+    assert_eq!(
+        state["blocks"], 0,
+        "data blocks leave the document once read: {state}"
+    );
+
+    // Search finds text inside turns still stored, with the same count as the inline page.
+    let Some(whole) = open(&inline, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    let count_of = |page: &Opened| -> anyhow::Result<String> {
+        page.eval(
+            "(() => { const q = document.getElementById('q'); q.value = 'coupon';
+               q.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true })); })()",
+        )?;
+        wait_until(
+            page,
+            "/ of /.test(document.getElementById('q-count').textContent)",
+        )?;
+        page.eval_str("document.getElementById('q-count').textContent")
+    };
+    let expected = count_of(&whole)?;
+    let Some(page) = open(&stored, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    assert_eq!(count_of(&page)?, expected);
+
+    // The error filter shows every failed call, stored or not.
+    let Some(page) = open(&stored, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    page.eval(
+        "(() => { const s = document.getElementById('f-status'); s.value = 'error';
+           s.dispatchEvent(new Event('change')); })()",
+    )?;
+    wait_until(
+        &page,
+        &format!(
+            "[...document.querySelectorAll('#notebook .step.tool')].filter(e => e.offsetParent !== null).length === {}",
+            report.summary.error
+        ),
+    )?;
+
+    // Opening a Process by hand decodes it.
+    let Some(page) = open(&stored, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    page.eval("document.querySelector('#t1 details.process').open = true")?;
+    wait_until(&page, "!!document.querySelector('#t1 .step')")?;
+
+    // With JavaScript off the page says where the steps are and how to have them inline.
+    let Some(page) = open(&stored, "", 1280, 900, false)? else {
+        return Ok(());
+    };
+    page.eval("document.querySelector('#t1 details.process').open = true")?;
+    let note = page.eval_str("document.querySelector('#t1 .lazy-note').textContent")?;
+    assert!(note.contains("--inline-steps"), "{note}");
+    Ok(())
+}
