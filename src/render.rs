@@ -824,6 +824,51 @@ pub fn index(rows: &[IndexRow]) -> askama::Result<String> {
     .render()
 }
 
+/// Escapes text for a double-quoted attribute value.
+fn escape_attr(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
+    }
+}
+
+/// The statuses and kinds of the steps stored compressed in a turn, its subagents' included:
+/// what the page's filters need to know which stored turns to open.
+fn lazy_facets(steps: &[StepView]) -> (Vec<&'static str>, Vec<&'static str>) {
+    fn walk(
+        steps: &[StepView],
+        statuses: &mut std::collections::BTreeSet<&'static str>,
+        kinds: &mut std::collections::BTreeSet<&'static str>,
+    ) {
+        for step in steps {
+            let kind = match step {
+                StepView::ToolCall(c) => {
+                    statuses.insert(c.status.as_str());
+                    if let Some(sub) = &c.subagent {
+                        for t in &sub.turns {
+                            walk(&t.steps, statuses, kinds);
+                        }
+                    }
+                    c.kind.as_str()
+                }
+                StepView::Assistant(_) => "message",
+                StepView::Thinking { .. } => "thinking",
+                StepView::Interrupt { .. } => "interrupt",
+                StepView::Compaction { .. } => "compaction",
+            };
+            kinds.insert(kind);
+        }
+    }
+    let (mut statuses, mut kinds) = Default::default();
+    walk(steps, &mut statuses, &mut kinds);
+    (statuses.into_iter().collect(), kinds.into_iter().collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -875,49 +920,4 @@ mod tests {
             std::borrow::Cow::Borrowed(_)
         ));
     }
-}
-
-/// Escapes text for a double-quoted attribute value.
-fn escape_attr(out: &mut String, text: &str) {
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            _ => out.push(c),
-        }
-    }
-}
-
-/// The statuses and kinds of the steps stored compressed in a turn, its subagents' included:
-/// what the page's filters need to know which stored turns to open.
-fn lazy_facets(steps: &[StepView]) -> (Vec<&'static str>, Vec<&'static str>) {
-    fn walk(
-        steps: &[StepView],
-        statuses: &mut std::collections::BTreeSet<&'static str>,
-        kinds: &mut std::collections::BTreeSet<&'static str>,
-    ) {
-        for step in steps {
-            let kind = match step {
-                StepView::ToolCall(c) => {
-                    statuses.insert(c.status.as_str());
-                    if let Some(sub) = &c.subagent {
-                        for t in &sub.turns {
-                            walk(&t.steps, statuses, kinds);
-                        }
-                    }
-                    c.kind.as_str()
-                }
-                StepView::Assistant(_) => "message",
-                StepView::Thinking { .. } => "thinking",
-                StepView::Interrupt { .. } => "interrupt",
-                StepView::Compaction { .. } => "compaction",
-            };
-            kinds.insert(kind);
-        }
-    }
-    let (mut statuses, mut kinds) = Default::default();
-    walk(steps, &mut statuses, &mut kinds);
-    (statuses.into_iter().collect(), kinds.into_iter().collect())
 }
