@@ -584,6 +584,9 @@ class Codex:
     def __init__(self, w: Work):
         self.w = w
         self.thread_id = w.uuid7(w.t)
+        # The project's AGENTS.md, which every turn_context repeats as user_instructions.
+        self.agents_md = (f"# {w.project}\n\nRun the tests with `make check` before you commit. Keep changes "
+                          "small.\n\n" + "\n\n".join(w.markdown(big=True) for _ in range(2)))
         self.total = {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0,
                       "reasoning_output_tokens": 0, "total_tokens": 0}
 
@@ -612,7 +615,7 @@ class Codex:
 
     def reasoning(self, out):
         w, r = self.w, self.w.rng
-        enc = "gAAAAAB" + base64.urlsafe_b64encode(r.randbytes(r.randint(300, 1500))).decode()
+        enc = "gAAAAAB" + base64.urlsafe_b64encode(r.randbytes(r.randint(600, 2400))).decode()
         summary = []
         if r.random() < 0.5:
             text = f"**{w.fill(r.choice(SUBJECTS))}**\n\n{w.thought()}"
@@ -750,7 +753,7 @@ class Codex:
                  "\n</permissions instructions>"}]}, w.t)
             self.line(out, "response_item", {"type": "message", "role": "user", "content": [
                 {"type": "input_text", "text": f"# AGENTS.md instructions for {w.cwd}\n\n<INSTRUCTIONS>\n"
-                 f"Run the tests with `make check` before you commit. Keep changes small.\n</INSTRUCTIONS>"},
+                 f"{self.agents_md}\n</INSTRUCTIONS>"},
                 {"type": "input_text", "text": f"<environment_context>\n  <cwd>{w.cwd}</cwd>\n  <shell>bash</shell>\n"
                  f"  <current_date>{w.t.date().isoformat()}</current_date>\n  <timezone>Europe/Berlin</timezone>\n"
                  "</environment_context>"}]}, w.t)
@@ -762,7 +765,7 @@ class Codex:
             "model": self.MODEL, "personality": "pragmatic",
             "collaboration_mode": {"mode": "default", "settings": {"model": self.MODEL, "reasoning_effort": "medium",
                                                                    "developer_instructions": None}},
-            "realtime_active": False, "effort": "medium", "summary": "none",
+            "realtime_active": False, "effort": "medium", "summary": "none", "user_instructions": self.agents_md,
             "truncation_policy": {"mode": "tokens", "limit": 10000}}, w.t)
         prompt = w.prompt()
         self.line(out, "response_item", {"type": "message", "role": "user",
@@ -1017,7 +1020,7 @@ class Gemini:
 # ======================================================================================
 class OpenCode:
     VERSION = "1.1.65"
-    PROVIDER, MODEL = "anthropic", "claude-sonnet-4-5"
+    PROVIDER, MODEL = "openai", "gpt-5.3-codex"
     TOOL = {"shell": "bash", "read": "read", "edit": "edit", "write": "write", "grep": "grep",
             "glob": "glob", "todo": "todowrite"}
 
@@ -1141,12 +1144,15 @@ class OpenCode:
             self.write(root, f"storage/part/{mid}/{p['id']}.json", p)
 
     def reasoning(self) -> list:
+        """A reasoning part, as OpenAI models leave one on every step: a short summary (sometimes
+        empty) and the encrypted reasoning in the part's metadata."""
         w, r = self.w, self.w.rng
-        if r.random() >= 0.5:
-            return []
         t0 = ms(w.t)
-        return [{"type": "reasoning", "text": f"**{w.fill(r.choice(SUBJECTS))}**\n\n{w.thought()}",
-                 "metadata": {"anthropic": {"signature": base64.b64encode(r.randbytes(r.randint(200, 700))).decode()}},
+        text = f"**{w.fill(r.choice(SUBJECTS))}**\n\n{w.thought()}" if r.random() < 0.6 else ""
+        item = "rs_" + "%050x" % r.getrandbits(200)
+        enc = "gAAAAAB" + base64.urlsafe_b64encode(r.randbytes(r.randint(900, 3000))).decode()
+        return [{"type": "reasoning", "text": text,
+                 "metadata": {"openai": {"itemId": item, "reasoningEncryptedContent": enc}},
                  "time": {"start": t0, "end": ms(w.tick(0.5, 4.0))}}]
 
     def text(self, s: str) -> dict:
@@ -1169,10 +1175,11 @@ class OpenCode:
             if r.random() < 0.4:
                 parts.append(self.text(w.paragraph(1, 2)))
             for act in step:
-                cid = "toolu_01" + "".join(r.choice(ALNUM) for _ in range(22))
+                cid = "call_" + "".join(r.choice(ALNUM) for _ in range(24))
                 state = self.tool_state(act)
                 w.record_call(cid, act)
-                parts.append({"type": "tool", "callID": cid, "tool": self.TOOL[act["kind"]], "state": state})
+                parts.append({"type": "tool", "callID": cid, "tool": self.TOOL[act["kind"]], "state": state,
+                              "metadata": {"openai": {"itemId": "fc_" + "%050x" % r.getrandbits(200)}}})
             self.assistant(root, uid, parts, "tool-calls")
         parts = self.reasoning() + [self.text(w.markdown(big=r.random() < 0.4))]
         self.assistant(root, uid, parts, "stop")
