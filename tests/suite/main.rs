@@ -6,6 +6,7 @@ mod cli; // the binary: commands, output files, exit codes, bad input
 mod corpus; // every real session under $TRACEBOOK_CORPUS renders with the invariants
 mod everyday; // list, render --session/--all, index, manifest, turn selection, rerender
 mod failures; // failure facts: one bounded, allowlisted line per failed run, no raw text
+mod generators; // scripts/gen-session.py output reads back as planted
 mod hostile; // hostile and broken input: no panic, no planted secret in any output
 mod html; // the notebook: self-contained, offline, escaped, linkable
 mod opencode; // OpenCode in every native layout: export, run output, storage tree, opencode.db
