@@ -5,6 +5,7 @@
 //! trees (package registries, site-packages, node_modules, temporary folders) → fixed
 //! placeholders; system paths stay; anything else → a keyed pseudonym that keeps the basename.
 
+use aho_corasick::AhoCorasick;
 use hmac::{Hmac, KeyInit, Mac};
 use regex::{Captures, Regex};
 use sha2::Sha256;
@@ -14,9 +15,11 @@ use std::sync::LazyLock;
 use super::Redactor;
 use crate::events::SessionFacts;
 
-/// Any home folder, whoever's: the user name is the segment after `/Users/` or `/home/`.
+/// Any home folder, whoever's: the user name is the segment after `/Users/` or `/home/`. The
+/// word boundary after `/root` is ASCII-only: a Unicode one makes the regex engine fall back to
+/// its slowest path on any non-ASCII text, and it only ever redacts more.
 static HOME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:/Users|/home)/[^/\s:;,'`<>|\\]+|/root\b|[A-Za-z]:\\Users\\[^\\\s:;,'`<>|]+|[A-Za-z]:/Users/[^/\s:;,'`<>|]+")
+    Regex::new(r"(?:/Users|/home)/[^/\s:;,'`<>|\\]+|/root(?-u:\b)|[A-Za-z]:\\Users\\[^\\\s:;,'`<>|]+|[A-Za-z]:/Users/[^/\s:;,'`<>|]+")
         .expect("fixed regex")
 });
 
@@ -92,8 +95,11 @@ enum Known {
 pub struct Paths {
     /// Known values and their replacement, longest first.
     known: Vec<(String, Known)>,
-    /// User names to replace only as `user@host` or a path segment.
-    short_users: Vec<String>,
+    /// Finds any known value in one pass, so text that holds none skips the replacements.
+    any_known: Option<AhoCorasick>,
+    /// User names to replace only as `user@host` or a path segment, with the pattern that
+    /// finds them.
+    short_users: Vec<(String, Option<Regex>)>,
     /// The per-report pseudonym key; never written out.
     key: [u8; 32],
 }
@@ -217,7 +223,7 @@ impl Paths {
             if u.len() >= 5 && !COMMON_NAMES.contains(&u.to_ascii_lowercase().as_str()) {
                 known.push((u.clone(), Known::Prefix("<user>".into())));
             } else {
-                short_users.push(u.clone());
+                short_users.push((u.clone(), short_user_pattern(u)));
             }
         }
         known.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
@@ -232,8 +238,11 @@ impl Paths {
                 chunk.copy_from_slice(&h.finish().to_le_bytes());
             }
         }
+        // Without the automaton every text goes through the replacements, as if it matched.
+        let any_known = AhoCorasick::new(known.iter().map(|(k, _)| k)).ok();
         Self {
             known,
+            any_known,
             short_users,
             key,
         }
@@ -284,28 +293,34 @@ impl Paths {
 impl Redactor for Paths {
     fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut out = Cow::Borrowed(text);
-        for (needle, kind) in &self.known {
-            if !out.contains(needle.as_str()) {
-                continue;
+        // A replacement only ever adds a known value where one was already found, so text
+        // without any skips the loop whole.
+        if self.any_known.as_ref().is_none_or(|ac| ac.is_match(text)) {
+            for (needle, kind) in &self.known {
+                if !out.contains(needle.as_str()) {
+                    continue;
+                }
+                out = Cow::Owned(match kind {
+                    Known::Repo => relativize(&out, needle),
+                    Known::Prefix(with) => replace_prefix(&out, needle, with),
+                    Known::Anywhere(with) => out.replace(needle.as_str(), with),
+                });
             }
-            out = Cow::Owned(match kind {
-                Known::Repo => relativize(&out, needle),
-                Known::Prefix(with) => replace_prefix(&out, needle, with),
-                Known::Anywhere(with) => out.replace(needle.as_str(), with),
-            });
         }
-        for u in &self.short_users {
+        for (u, pattern) in &self.short_users {
             if out.contains(u.as_str()) {
-                out = Cow::Owned(replace_short_user(&out, u));
+                out = Cow::Owned(replace_short_user(&out, pattern.as_ref()));
             }
         }
-        if HOME.is_match(&out) {
+        // Every remaining rewrite needs a path separator (or a dash-encoded folder's dash).
+        let separator = memchr::memchr2(b'/', b'\\', out.as_bytes()).is_some();
+        if separator && HOME.is_match(&out) {
             out = Cow::Owned(HOME.replace_all(&out, "~").into_owned());
         }
-        if DASHED_HOME.is_match(&out) {
+        if memchr::memchr(b'-', out.as_bytes()).is_some() && DASHED_HOME.is_match(&out) {
             out = Cow::Owned(DASHED_HOME.replace_all(&out, "-~-").into_owned());
         }
-        if ABSOLUTE.is_match(&out) {
+        if separator && ABSOLUTE.is_match(&out) {
             let replaced = ABSOLUTE.replace_all(&out, |c: &Captures<'_>| {
                 let pre = c.name("pre").map_or("", |m| m.as_str());
                 let path = c.name("path").map_or("", |m| m.as_str());
@@ -319,15 +334,21 @@ impl Redactor for Paths {
     }
 }
 
-/// A short or common user name, replaced only as `name@host` or a whole path segment.
-fn replace_short_user(text: &str, user: &str) -> String {
-    let Ok(re) = Regex::new(&format!(
+/// Where a short or common user name stands as `name@host` or a whole path segment.
+fn short_user_pattern(user: &str) -> Option<Regex> {
+    Regex::new(&format!(
         r"(?P<a>^|[\s/\\]){}(?P<b>@[A-Za-z0-9]|[/\\])",
         regex::escape(user)
-    )) else {
-        return text.to_owned();
-    };
-    re.replace_all(text, "${a}<user>${b}").into_owned()
+    ))
+    .ok()
+}
+
+/// A short or common user name, replaced only as `name@host` or a whole path segment.
+fn replace_short_user(text: &str, pattern: Option<&Regex>) -> String {
+    match pattern {
+        Some(re) => re.replace_all(text, "${a}<user>${b}").into_owned(),
+        None => text.to_owned(),
+    }
 }
 
 fn is_path_char(c: char) -> bool {
