@@ -355,11 +355,15 @@ fn clean_terminal(text: &str) -> std::borrow::Cow<'_, str> {
 /// compressor, at the fast level: the page is written once and read back rarely.
 fn embedded_report(report: &Report) -> String {
     use std::io::Write as _;
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    let bytes = serde_json::to_writer(&mut gz, report)
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    // serde_json writes many small pieces; the compressor takes them in large blocks (each of
+    // its writes prepares its output buffer, which costs as much as a small write itself).
+    let mut buf = std::io::BufWriter::with_capacity(256 * 1024, gz);
+    let bytes = serde_json::to_writer(&mut buf, report)
         .map_err(std::io::Error::from)
-        .and_then(|()| gz.flush())
-        .and_then(|()| gz.finish())
+        .and_then(|()| buf.flush())
+        .and_then(|()| buf.into_inner().map_err(|e| e.into_error()))
+        .and_then(|gz| gz.finish())
         .unwrap_or_default();
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
