@@ -221,7 +221,7 @@ impl Highlighter {
     /// on it, in which case the caller shows it plain.
     pub fn code(&self, text: &str, lang: Language) -> Option<Rc<Highlighted>> {
         self.remember(Work::Code, Some(lang), text, || {
-            highlight(text, lang, |_| 0)
+            self.spend(text).then(|| highlight(text, lang, |_| 0))?
         })
     }
 
@@ -230,7 +230,8 @@ impl Highlighter {
     /// `lang`.
     pub fn numbered(&self, text: &str, lang: Language) -> Option<Rc<Highlighted>> {
         self.remember(Work::Numbered, Some(lang), text, || {
-            highlight(text, lang, gutter_len)
+            self.spend(text)
+                .then(|| highlight(text, lang, gutter_len))?
         })
     }
 
@@ -239,18 +240,15 @@ impl Highlighter {
     /// own `+++` header, else `lang`). Over the size caps, or in an unknown language, only the
     /// line classes are applied.
     pub fn diff(&self, text: &str, lang: Option<Language>) -> Rc<Highlighted> {
-        let run = |tokens: bool| Rc::new(diff(text, lang, tokens));
-        let name = lang.map_or("", |l| l.0.name.as_str());
-        let key = (Work::Diff, name, Sha256::digest(text.as_bytes()).into());
-        if let Some(Some(done)) = self.done.borrow().get(&key) {
-            return done.clone();
-        }
         // Tokens only when some language is known and the page's budget covers the text; the
         // line classes always.
-        let tokens = within_caps(text) && diff_language(text, lang).is_some() && self.spend(text);
-        let out = run(tokens);
-        self.done.borrow_mut().insert(key, Some(out.clone()));
-        out
+        let run = || {
+            let tokens =
+                within_caps(text) && diff_language(text, lang).is_some() && self.spend(text);
+            Some(diff(text, lang, tokens))
+        };
+        self.remember(Work::Diff, lang, text, run)
+            .unwrap_or_else(|| Rc::new(diff(text, lang, false)))
     }
 
     fn remember(
@@ -265,15 +263,13 @@ impl Highlighter {
         if let Some(done) = self.done.borrow().get(&key) {
             return done.clone();
         }
-        if lang.is_some() && work != Work::Diff && !self.spend(text) {
-            return None;
-        }
         let out = run().map(Rc::new);
         self.done.borrow_mut().insert(key, out.clone());
         out
     }
 
-    /// Takes `text` from the page's budget; false when the budget cannot cover it.
+    /// Takes `text` from the page's budget; false when the budget cannot cover it. Work that
+    /// is remembered spends once, however often the text appears.
     fn spend(&self, text: &str) -> bool {
         let total = self.spent.get().saturating_add(text.len());
         if total > MAX_PAGE_BYTES {

@@ -190,13 +190,17 @@ impl Store {
     }
 }
 
-/// Text compressed with gzip at its fastest level, in base64.
-fn gzip_base64(text: &str) -> String {
+/// What `write` writes, compressed with gzip at its fastest level, in base64.
+fn gzip_base64(write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) -> String {
     use std::io::Write as _;
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    let bytes = gz
-        .write_all(text.as_bytes())
-        .and_then(|()| gz.finish())
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    // Small writes (serde_json's pieces) reach the compressor in large blocks: each of its
+    // writes prepares its output buffer, which costs as much as a small write itself.
+    let mut buf = std::io::BufWriter::with_capacity(256 * 1024, gz);
+    let bytes = write(&mut buf)
+        .and_then(|()| buf.flush())
+        .and_then(|()| buf.into_inner().map_err(|e| e.into_error()))
+        .and_then(|gz| gz.finish())
         .unwrap_or_default();
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
@@ -354,18 +358,7 @@ fn clean_terminal(text: &str) -> std::borrow::Cow<'_, str> {
 /// (base64 has no `<`), and a fraction of the JSON's size. The JSON is written straight into the
 /// compressor, at the fast level: the page is written once and read back rarely.
 fn embedded_report(report: &Report) -> String {
-    use std::io::Write as _;
-    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    // serde_json writes many small pieces; the compressor takes them in large blocks (each of
-    // its writes prepares its output buffer, which costs as much as a small write itself).
-    let mut buf = std::io::BufWriter::with_capacity(256 * 1024, gz);
-    let bytes = serde_json::to_writer(&mut buf, report)
-        .map_err(std::io::Error::from)
-        .and_then(|()| buf.flush())
-        .and_then(|()| buf.into_inner().map_err(|e| e.into_error()))
-        .and_then(|gz| gz.finish())
-        .unwrap_or_default();
-    base64::engine::general_purpose::STANDARD.encode(bytes)
+    gzip_base64(|w| serde_json::to_writer(w, report).map_err(std::io::Error::from))
 }
 
 fn title(report: &Report) -> String {
@@ -535,7 +528,7 @@ impl TurnsTemplate<'_> {
         );
         escape_attr(&mut out, &turn.id);
         out.push_str("\" data-encoding=\"gzip+base64\">");
-        out.push_str(&gzip_base64(&html));
+        out.push_str(&gzip_base64(|w| w.write_all(html.as_bytes())));
         out.push_str("</script>");
         SafeHtml::rendered(out)
     }
