@@ -114,7 +114,9 @@ pub fn report_with(
     options: &privacy::Options,
     generated_at: String,
 ) -> anyhow::Result<(Report, Vec<Warning>)> {
-    let loaded = adapters::load::load_session(input, set, harness, session)?;
+    let loaded = timed("load", || {
+        adapters::load::load_session(input, set, harness, session)
+    })?;
     let label = set
         .get(&loaded.session.harness)
         .map(|a| a.spec.label.clone())
@@ -130,14 +132,16 @@ pub fn report_with(
             line: w.line,
         })
         .collect();
-    let session = privacy::apply(loaded.session, &policy);
-    let projection = projection::project(&session);
+    let session = timed("privacy", || privacy::apply(loaded.session, &policy));
+    let projection = timed("projection", || projection::project(&session));
     let run = RunInfo {
         generated_at,
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         harness_label: label,
     };
-    let report = report::build(&session, &projection, &run, &loaded.skipped, &warnings);
+    let report = timed("report", || {
+        report::build(&session, &projection, &run, &loaded.skipped, &warnings)
+    });
     Ok((report, warnings))
 }
 
@@ -195,7 +199,8 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
             } else {
                 render::Steps::default()
             };
-            let page = render::notebook(&report, view, steps).context("rendering the notebook")?;
+            let page = timed("render", || render::notebook(&report, view, steps))
+                .context("rendering the notebook")?;
             stored_caught = page.caught;
             page.html
         }
@@ -206,10 +211,10 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
         }
     };
     // The last scan: shape-only secret rules over exactly what is written.
-    let (bytes, caught) = match args.format {
+    let (bytes, caught) = timed("final scan", || match args.format {
         Format::Html => privacy::secrets::backstop_notebook(&bytes),
         Format::Json => privacy::secrets::backstop(&bytes),
-    };
+    });
     let caught = caught + stored_caught;
     if caught > 0 && !args.quiet {
         writeln!(
@@ -219,7 +224,7 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
         .ok();
     }
     let out = output_path(args, &input);
-    write_output(&out, &bytes)?;
+    timed("write", || write_output(&out, &bytes))?;
     if out.as_os_str() != "-" && !args.quiet {
         let s = &report.summary;
         writeln!(
@@ -301,6 +306,18 @@ fn write_output(out: &Path, bytes: &str) -> anyhow::Result<()> {
         }
         _ => Ok(()),
     }
+}
+
+/// Runs one stage of a render, printing its wall time to standard error when
+/// `TRACEBOOK_TIMINGS` is set (`scripts/bench.py --stages` reads these lines).
+fn timed<T>(stage: &str, f: impl FnOnce() -> T) -> T {
+    if std::env::var_os("TRACEBOOK_TIMINGS").is_none() {
+        return f();
+    }
+    let start = std::time::Instant::now();
+    let out = f();
+    eprintln!("timing: {stage} {:.3} s", start.elapsed().as_secs_f64());
+    out
 }
 
 /// The report generation time: `TRACEBOOK_GENERATED_AT` when set (tests pin it), else now.
