@@ -1,6 +1,6 @@
 // tracebook notebook behaviour. Everything reads with JavaScript off; this script adds the
 // reader's time zone, deep-link opening, search, filters, the theme switch, copy-link buttons,
-// j/k navigation, expand-all for printing, and decoding of the steps a large page stores
+// j/k navigation, expand-all for printing, and decoding of the turns a large page stores
 // compressed. It never loads anything.
 (function () {
   "use strict";
@@ -12,17 +12,31 @@
     for (var p = el; p; p = p.parentElement) if (p.tagName === "DETAILS") p.open = true;
   }
 
-  // Stored steps: past the page's inline budget, a turn's steps are gzip-compressed in a data
-  // block. They are taken out of the document at load (keeping it small) and decoded into
-  // place when a reader opens the turn, follows a link into it, searches or filters.
-  var stored = {}, decoded = {}, texts = {};
+  // Stored blocks: past the page's inline budget, whole turns (and a large turn's steps) are
+  // gzip-compressed in data blocks, each leaving a stub. The blocks are taken out of the
+  // document at load (keeping it small) and decoded into place when the reader scrolls to a
+  // stub, opens a Process, follows a link into a stored turn, searches or filters.
+  var stored = {}, parents = {}, blockOf = {}, decoded = {}, texts = {}, watcher = null;
   function collectStored() {
-    all("script.lazy-steps").forEach(function (s) {
-      stored[s.getAttribute("data-turn")] = s.textContent;
+    all("script.stored").forEach(function (s) {
+      var id = s.getAttribute("data-block");
+      stored[id] = s.textContent;
+      if (s.hasAttribute("data-in")) parents[id] = s.getAttribute("data-in");
       s.parentNode.removeChild(s);
+    });
+    if (window.IntersectionObserver && window.DecompressionStream) {
+      watcher = new IntersectionObserver(function (seen) {
+        seen.forEach(function (e) { if (e.isIntersecting) open(e.target.getAttribute("data-block")); });
+      }, { rootMargin: "1500px 0px" });
+    }
+    all("section.turn.stored").forEach(function (s) {
+      s.getAttribute("data-turns").split(" ").forEach(function (t) { blockOf[t] = s.getAttribute("data-block"); });
+      if (watcher) watcher.observe(s);
     });
   }
   function storedIds() { return Object.keys(stored); }
+  // Where a block stands in the document now: its stubs, or its steps' placeholder.
+  function holders(id) { return all('[data-block="' + id + '"]'); }
   function decode(id) {
     if (decoded[id]) return decoded[id];
     var bin = atob(stored[id].trim()), bytes = new Uint8Array(bin.length);
@@ -31,27 +45,33 @@
     decoded[id] = new Response(stream).text();
     return decoded[id];
   }
-  // The steps' HTML was written and sanitized by tracebook like the rest of the page.
+  // The blocks' HTML was written and sanitized by tracebook like the rest of the page.
   function place(id, html) {
-    if (!(id in stored)) return;
+    var at = holders(id);
+    if (!(id in stored) || !at.length) return;
     delete stored[id];
-    var turn = $(id), ol = turn && turn.querySelector("ol.steps.lazy");
-    if (!ol) return;
     var t = doc.createElement("template");
     t.innerHTML = html;
     localTimes(t.content);
-    ol.parentNode.replaceChild(t.content, ol);
+    at[0].parentNode.insertBefore(t.content, at[0]);
+    at.forEach(function (h) {
+      if (watcher) watcher.unobserve(h);
+      h.parentNode.removeChild(h);
+    });
   }
+  // Decodes and places a block, after the block that holds its placeholder.
   function open(id) {
     if (!(id in stored) || !window.DecompressionStream) return Promise.resolve();
-    return decode(id).then(function (html) { place(id, html); }, function () { /* left stored */ });
+    var first = parents[id] in stored ? open(parents[id]) : Promise.resolve();
+    return first.then(function () { return decode(id); })
+      .then(function (html) { place(id, html); }, function () { /* left stored */ });
   }
   function openWhere(test) {
     return Promise.all(storedIds().map(function (id) {
       return test(id) ? open(id) : null;
     }));
   }
-  // The plain text of every stored turn, decoded once, for search.
+  // The plain text of every stored block, decoded once, for search.
   function storedTexts() {
     if (!window.DecompressionStream) return Promise.resolve();
     return Promise.all(storedIds().map(function (id) {
@@ -63,15 +83,21 @@
       });
     }));
   }
+  // The stored block that holds element `id` when it is not in the document yet: its turn's
+  // block, or the block of its turn's steps.
+  function blockFor(id) {
+    if ($(id)) return null;
+    var name = id.split("-")[0], turn = $(name), ol = turn && turn.querySelector("ol.steps.lazy");
+    var b = turn ? ol && ol.getAttribute("data-block") : blockOf[name];
+    return b && b in stored ? b : null;
+  }
 
   // Deep links: open the folds around the target and highlight it.
   function reveal(id) {
+    var block = id && blockFor(id);
+    if (block) { open(block).then(function () { if (!(block in stored)) reveal(id); }); return; }
     var el = id && $(id);
-    if (!el) {
-      var turn = id && id.split("-")[0];
-      if (turn && turn in stored) open(turn).then(function () { reveal(id); });
-      return;
-    }
+    if (!el) return;
     openAround(el);
     if (el.firstElementChild && el.firstElementChild.tagName === "DETAILS") el.firstElementChild.open = true;
     all(".targeted").forEach(function (o) { o.classList.remove("targeted"); });
@@ -178,7 +204,7 @@
     if (storedIds().length) {
       // Open the stored turns that hold the text, then search the page.
       var mine = ++searching;
-      count.textContent = "searching stored steps…";
+      count.textContent = "searching stored turns…";
       storedTexts().then(function () {
         return openWhere(function (id) { return texts[id].indexOf(q) >= 0; });
       }).then(function () { if (mine === searching) searchPage(q); });
@@ -211,13 +237,19 @@
     var status = $("f-status").value, kind = $("f-kind").value;
     if ((status || kind) && storedIds().length) {
       // Open the stored turns that hold such steps, then filter the page.
-      var has = function (id, attr, value) {
-        var ol = $(id) && $(id).querySelector("ol.steps.lazy");
-        return !value || (ol && (" " + ol.getAttribute(attr) + " ").indexOf(" " + value + " ") >= 0);
+      // A block is opened when one of its stubs has a step of the status and of the kind;
+      // the steps blocks inside it are weighed once it is placed.
+      var has = function (h, attr, value) {
+        return !value || (" " + h.getAttribute(attr) + " ").indexOf(" " + value + " ") >= 0;
       };
+      var before = storedIds().length;
       openWhere(function (id) {
-        return has(id, "data-statuses", status) && has(id, "data-kinds", kind);
-      }).then(filterPage);
+        return holders(id).some(function (h) {
+          return has(h, "data-statuses", status) && has(h, "data-kinds", kind);
+        });
+      }).then(function () {
+        if (storedIds().length < before) applyFilters(); else filterPage();
+      });
       return;
     }
     filterPage();
@@ -266,6 +298,9 @@
 
   function init() {
     collectStored();
+    // The embedded report is for tools that read the file; the page has no use for it.
+    var data = $("tracebook-report");
+    if (data) data.parentNode.removeChild(data);
     localTimes();
     if (window.matchMedia && window.matchMedia("(max-width: 860px)").matches) {
       all(".toc > details").forEach(function (d) { d.open = false; });
@@ -283,8 +318,8 @@
     doc.addEventListener("toggle", function (e) {
       var d = e.target;
       if (d.open && d.classList && d.classList.contains("process")) {
-        var turn = d.closest(".turn");
-        if (turn) open(turn.id);
+        var ol = d.querySelector("ol.steps.lazy");
+        if (ol) open(ol.getAttribute("data-block"));
       }
     }, true);
     doc.addEventListener("click", function (e) {

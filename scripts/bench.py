@@ -3,14 +3,16 @@
 the time headless Chromium takes to open the notebook.
 
 usage: scripts/bench.py [--harness claude-code,codex,gemini-cli,opencode] [--sizes 1,10,100]
-                        [--runs 3] [--out DIR] [--no-browser]
+                        [--runs 3] [--out DIR] [--no-browser] [--stages]
 
 Sessions are generated with fixed seeds, so every run reads the same bytes: Claude Code ones by
 ../shared/tools/gen-claude-session.py (or $TRACEBOOK_GEN_CLAUDE), Codex rollouts, Gemini CLI
 recordings and OpenCode storage trees by scripts/gen-session.py. They are kept in --out and
 reused by later runs. Each figure is the median of --runs runs after one warm-up; peak memory
 is the child's maximum resident set size. Only the Python standard library is used. Figures
-are printed as a Markdown table, one row per harness and size.
+are printed as a Markdown table, one row per harness and size; --stages adds a second table
+with each stage's wall time in one more run (the lines `TRACEBOOK_TIMINGS=1` makes the
+binary print).
 """
 
 from __future__ import annotations
@@ -74,6 +76,26 @@ def open_time(browser: str, page: Path, runs: int) -> float:
     return statistics.median(walls[1:])
 
 
+def stage_times(cmd: list[str]) -> dict[str, str]:
+    """Each stage's wall seconds in one run, from the `timing: STAGE SECONDS s` lines."""
+    env = dict(os.environ, TRACEBOOK_TIMINGS="1")
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    times = {}
+    for line in done.stderr.splitlines():
+        if line.startswith("timing: ") and line.endswith(" s"):
+            stage, _, secs = line[len("timing: "):-2].rpartition(" ")
+            times[stage] = secs
+    return times
+
+
+def table(rows: list[dict[str, str]]) -> None:
+    head = list(rows[0].keys())
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for r in rows:
+        print("| " + " | ".join(r.get(h, "") for h in head) + " |")
+
+
 def input_size(path: Path) -> int:
     """Bytes of a session file, or of every file under a session folder (an OpenCode tree)."""
     if path.is_dir():
@@ -106,6 +128,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", type=Path, default=ROOT / "target" / "bench")
     ap.add_argument("--no-browser", action="store_true")
+    ap.add_argument("--stages", action="store_true", help="also print each stage's wall time")
     args = ap.parse_args()
     harnesses = [h.strip() for h in args.harness.split(",") if h.strip()]
     unknown = [h for h in harnesses if h not in HARNESSES]
@@ -120,7 +143,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     browser = None if args.no_browser else chromium()
 
-    rows = []
+    rows, stages = [], []
     empty = None
     if browser:
         blank = args.out / "empty.html"
@@ -148,13 +171,14 @@ def main() -> None:
             t = open_time(browser, page, args.runs)
             row["open s (over empty)"] = f"{t:.2f} (+{t - empty:.2f})"
         rows.append(row)
+        if args.stages:
+            stages.append({"harness": harness, "input": row["input"], **stage_times(cmd)})
         print(f"{harness} {size} MB done", file=sys.stderr)
 
-    head = list(rows[0].keys())
-    print("| " + " | ".join(head) + " |")
-    print("|" + "---|" * len(head))
-    for r in rows:
-        print("| " + " | ".join(r[h] for h in head) + " |")
+    table(rows)
+    if stages:
+        print("\nstage wall seconds, one run:\n")
+        table(stages)
     if empty is not None:
         print(f"\nempty page opens in {empty:.2f} s")
 

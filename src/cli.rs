@@ -75,11 +75,11 @@ pub struct RenderArgs {
     /// out of the file, not hidden).
     #[arg(long, value_enum, default_value_t = View::Full)]
     pub view: View,
-    /// Write every turn's process steps as HTML. By default, steps past the first MiB are
-    /// stored compressed in the page and shown by its script, so a large session's notebook
-    /// opens fast; with this flag the whole page reads with JavaScript off, however large.
-    #[arg(long)]
-    pub inline_steps: bool,
+    /// Write every turn as HTML. By default, turns past the first MiB of HTML are stored
+    /// compressed in the page and shown by its script, so a large session's notebook opens
+    /// fast; with this flag the whole page reads with JavaScript off, however large.
+    #[arg(long, alias = "inline-steps")]
+    pub inline: bool,
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,

@@ -194,12 +194,12 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
                 cli::View::Full => render::View::Full,
                 cli::View::Conversation => render::View::Conversation,
             };
-            let steps = if args.inline_steps {
-                render::Steps::Inline
+            let storage = if args.inline {
+                render::Storage::Inline
             } else {
-                render::Steps::default()
+                render::Storage::default()
             };
-            let page = timed("render", || render::notebook(&report, view, steps))
+            let page = timed("render", || render::notebook(&report, view, storage))
                 .context("rendering the notebook")?;
             stored_caught = page.caught;
             page.html

@@ -60,33 +60,45 @@ pub enum View {
     Conversation,
 }
 
-/// Where a turn's process steps are written.
+/// Where a page's turns are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Steps {
-    /// As HTML while this many bytes of it last (by default [`INLINE_STEPS_BYTES`]); the
-    /// steps of later turns are stored gzip-compressed in an inert data block, which the page's
-    /// script decodes when a reader opens the turn, follows a link into it, searches or
-    /// filters. The page opens fast whatever the session's size.
-    Budget(usize),
-    /// Every turn's steps as HTML, readable with JavaScript off, however large the page.
+pub enum Storage {
+    /// Whole turns as HTML while `inline` bytes of it last; later turns are stored
+    /// gzip-compressed in inert data blocks of about `block` bytes of HTML, each turn leaving a
+    /// short stub, which the page's script decodes as the reader scrolls to them, follows a link
+    /// into them, searches or filters. A stored turn's steps over `block` bytes (and the first
+    /// turn's, whose prompt and response always stay HTML) get a block of their own, decoded
+    /// when its Process opens. The page opens as fast whatever the session's size.
+    Budget {
+        /// HTML written inline, by default [`INLINE_BYTES`].
+        inline: usize,
+        /// HTML per stored block, by default [`BLOCK_BYTES`].
+        block: usize,
+    },
+    /// Every turn as HTML, readable with JavaScript off, however large the page.
     Inline,
 }
 
-impl Default for Steps {
+impl Default for Storage {
     fn default() -> Self {
-        Self::Budget(INLINE_STEPS_BYTES)
+        Self::Budget {
+            inline: INLINE_BYTES,
+            block: BLOCK_BYTES,
+        }
     }
 }
 
-/// The HTML of the process steps a page writes inline before it stores the rest compressed.
-pub const INLINE_STEPS_BYTES: usize = 1 << 20;
+/// The HTML of turns a page writes inline before it stores the rest compressed.
+pub const INLINE_BYTES: usize = 1 << 20;
+/// The HTML of stored turns compressed together in one block.
+pub const BLOCK_BYTES: usize = 256 * 1024;
 
 /// A rendered notebook.
 #[derive(Debug, Clone)]
 pub struct Notebook {
     /// The page.
     pub html: String,
-    /// Secrets the last shape-only scan found in the steps stored compressed (the rest of the
+    /// Secrets the last shape-only scan found in the turns stored compressed (the rest of the
     /// page is scanned by [`crate::privacy::secrets::backstop_notebook`]).
     pub caught: usize,
 }
@@ -98,14 +110,14 @@ pub fn html(report: &Report) -> askama::Result<String> {
 
 /// Renders the whole notebook in the given view.
 pub fn html_with(report: &Report, view: View) -> askama::Result<String> {
-    notebook(report, view, Steps::default()).map(|n| n.html)
+    notebook(report, view, Storage::default()).map(|n| n.html)
 }
 
-/// Renders the whole notebook in the given view, with the steps written as asked.
-pub fn notebook(report: &Report, view: View, steps: Steps) -> askama::Result<Notebook> {
+/// Renders the whole notebook in the given view, with the turns written as asked.
+pub fn notebook(report: &Report, view: View, storage: Storage) -> askama::Result<Notebook> {
     match view {
-        View::Full => page(report, view, steps),
-        View::Conversation => page(&conversation_only(report), view, steps),
+        View::Full => page(report, view, storage),
+        View::Conversation => page(&conversation_only(report), view, storage),
     }
 }
 
@@ -120,27 +132,25 @@ fn conversation_only(report: &Report) -> Report {
     out
 }
 
-fn page(report: &Report, view: View, steps: Steps) -> askama::Result<Notebook> {
+fn page(report: &Report, view: View, storage: Storage) -> askama::Result<Notebook> {
     // The turns and the embedded report are the two large pieces: made side by side. The
     // highlighter remembers work per page, so it lives with the turns.
     let (parts, data) = rayon::join(
         || -> askama::Result<(String, String, usize)> {
             let hl = Highlighter::new();
-            let store = match steps {
-                Steps::Budget(bytes) => Some(Store::new(bytes)),
-                Steps::Inline => None,
-            };
-            let turns = TurnsTemplate {
+            let page = TurnsTemplate {
                 turns: &report.turns,
                 hl: &hl,
-                store: store.as_ref(),
-            }
-            .render()?;
+            };
+            let (turns, caught) = match storage {
+                Storage::Budget { inline, block } => page.within(inline, block)?,
+                Storage::Inline => (page.inline()?, 0),
+            };
             let mut unlinked = String::new();
             for sub in &report.unlinked_subagents {
                 unlinked.push_str(&SubagentTemplate { sub, hl: &hl }.render()?);
             }
-            Ok((turns, unlinked, store.map_or(0, |s| s.caught.get())))
+            Ok((turns, unlinked, caught))
         },
         || embedded_report(report),
     );
@@ -161,48 +171,130 @@ fn page(report: &Report, view: View, steps: Steps) -> askama::Result<Notebook> {
     Ok(Notebook { html, caught })
 }
 
-/// The page's inline budget for process steps, and what went past it.
-struct Store {
-    left: std::cell::Cell<usize>,
-    /// Set once a turn did not fit: later turns are stored too, so the inline ones are the
-    /// first of the session.
-    full: std::cell::Cell<bool>,
-    caught: std::cell::Cell<usize>,
+/// The blocks a page stores compressed, numbered in page order.
+#[derive(Default)]
+struct Blocks {
+    last: usize,
+    /// Secrets the final scan found in them.
+    caught: usize,
 }
 
-impl Store {
-    fn new(budget: usize) -> Self {
-        Self {
-            left: budget.into(),
-            full: false.into(),
-            caught: 0.into(),
-        }
+impl Blocks {
+    fn next_id(&mut self) -> String {
+        self.last += 1;
+        format!("b{}", self.last)
     }
 
-    /// True when `bytes` more of inline steps fit the budget; takes them from it.
-    fn fits(&self, bytes: usize) -> bool {
-        if !self.full.get() && bytes <= self.left.get() {
-            self.left.set(self.left.get() - bytes);
-            return true;
+    /// Writes `html` as the inert data block `id`; `within` names the block whose HTML holds
+    /// its placeholder, when that is stored too. The final secret scan runs over the HTML
+    /// before it is compressed, as it runs over the rest of the page after.
+    fn write(&mut self, out: &mut String, id: &str, html: &str, within: Option<&str>) {
+        let (html, caught) = crate::privacy::secrets::backstop(html);
+        self.caught += caught;
+        out.push_str("\n<script type=\"application/octet-stream\" class=\"stored\" data-block=\"");
+        out.push_str(id);
+        if let Some(parent) = within {
+            out.push_str("\" data-in=\"");
+            out.push_str(parent);
         }
-        self.full.set(true);
-        false
+        out.push_str("\" data-encoding=\"gzip+base64\">");
+        out.push_str(&Codec::Gzip.base64(|w| w.write_all(html.as_bytes())));
+        out.push_str("</script>");
     }
 }
 
-/// What `write` writes, compressed with gzip at its fastest level, in base64.
-fn gzip_base64(write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) -> String {
-    use std::io::Write as _;
-    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    // Small writes (serde_json's pieces) reach the compressor in large blocks: each of its
-    // writes prepares its output buffer, which costs as much as a small write itself.
-    let mut buf = std::io::BufWriter::with_capacity(256 * 1024, gz);
-    let bytes = write(&mut buf)
-        .and_then(|()| buf.flush())
-        .and_then(|()| buf.into_inner().map_err(|e| e.into_error()))
-        .and_then(|gz| gz.finish())
-        .unwrap_or_default();
-    base64::engine::general_purpose::STANDARD.encode(bytes)
+/// Turns gathered for one stored block.
+#[derive(Default)]
+struct Chunk {
+    id: String,
+    html: String,
+    turns: Vec<(String, usize)>,
+    statuses: std::collections::BTreeSet<&'static str>,
+    kinds: std::collections::BTreeSet<&'static str>,
+}
+
+impl Chunk {
+    fn add(&mut self, turn: &TurnView, html: &str) {
+        self.html.push_str(html);
+        self.turns.push((turn.id.clone(), turn.number));
+        facets(&turn.steps, &mut self.statuses, &mut self.kinds);
+    }
+
+    /// Writes the block's stub and the block, and starts over. The stub keeps what links,
+    /// filters and a reader with JavaScript off need: which turns the block holds, and the
+    /// statuses and kinds of their steps.
+    fn flush(&mut self, out: &mut String, blocks: &mut Blocks) {
+        let (Some(first), Some(last)) = (self.turns.first(), self.turns.last()) else {
+            return;
+        };
+        let numbers = if first.1 == last.1 {
+            format!("Turn {}", first.1)
+        } else {
+            format!("Turns {}–{}", first.1, last.1)
+        };
+        out.push_str("\n<section class=\"turn stored\" data-block=\"");
+        out.push_str(&self.id);
+        out.push_str("\" data-turns=\"");
+        for (i, (id, _)) in self.turns.iter().enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            escape_attr(out, id);
+        }
+        out.push_str(&format!(
+            "\" data-statuses=\"{}\" data-kinds=\"{}\"><h2 class=\"turn-head\">{numbers}</h2>\
+             <p class=\"lazy-note\">Stored compressed in the page so that it opens fast; shown \
+             as you scroll here, follow a link, search or filter, when JavaScript runs. \
+             <code>tracebook render --inline</code> writes every turn as plain HTML.</p></section>",
+            join(&self.statuses),
+            join(&self.kinds)
+        ));
+        blocks.write(out, &self.id, &self.html, None);
+        *self = Chunk::default();
+    }
+}
+
+fn join(words: &std::collections::BTreeSet<&'static str>) -> String {
+    words.iter().copied().collect::<Vec<_>>().join(" ")
+}
+
+/// How a data block of the page is compressed.
+#[derive(Debug, Clone, Copy)]
+enum Codec {
+    /// gzip at its fastest level: what the page's own script decodes
+    /// (`DecompressionStream`), for stored turns.
+    Gzip,
+    /// zstd at level 3: about half gzip's size in less time, for the embedded report, which
+    /// only tools read back.
+    Zstd,
+}
+
+impl Codec {
+    /// What `write` writes, compressed, in base64. Small writes (serde_json's pieces) reach
+    /// the compressor in large blocks: each of its writes costs as much as a small write.
+    fn base64(self, write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) -> String {
+        fn through<W: std::io::Write>(
+            inner: W,
+            write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+        ) -> std::io::Result<W> {
+            use std::io::Write as _;
+            let mut buf = std::io::BufWriter::with_capacity(256 * 1024, inner);
+            write(&mut buf)?;
+            buf.flush()?;
+            buf.into_inner().map_err(|e| e.into_error())
+        }
+        let bytes = match self {
+            Codec::Gzip => through(
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()),
+                write,
+            )
+            .and_then(|gz| gz.finish()),
+            Codec::Zstd => zstd::stream::write::Encoder::new(Vec::new(), 3)
+                .and_then(|z| through(z, write))
+                .and_then(|z| z.finish()),
+        };
+        base64::engine::general_purpose::STANDARD.encode(bytes.unwrap_or_default())
+    }
 }
 
 /// Calls of one turn by status (its own calls; a subagent's calls count in its own turns).
@@ -354,11 +446,11 @@ fn clean_terminal(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// The report model as gzip-compressed JSON in base64: inert inside its `<script>` element
-/// (base64 has no `<`), and a fraction of the JSON's size. The JSON is written straight into the
-/// compressor, at the fast level: the page is written once and read back rarely.
+/// The report model as zstd-compressed JSON in base64: inert inside its `<script>` element
+/// (base64 has no `<`), and a small fraction of the JSON's size. The JSON is written straight
+/// into the compressor.
 fn embedded_report(report: &Report) -> String {
-    gzip_base64(|w| serde_json::to_writer(w, report).map_err(std::io::Error::from))
+    Codec::Zstd.base64(|w| serde_json::to_writer(w, report).map_err(std::io::Error::from))
 }
 
 fn title(report: &Report) -> String {
@@ -432,15 +524,27 @@ impl PageTemplate<'_> {
     }
 }
 
-#[derive(Template)]
-#[template(path = "turns.html")]
+/// The turns of a page or of a subagent, and the helpers their templates call.
 struct TurnsTemplate<'a> {
     turns: &'a [TurnView],
     /// Shared by the whole page, so a text is highlighted once.
     hl: &'a Highlighter,
-    /// Where steps past the inline budget go; `None` writes every step inline (a subagent's
-    /// turns sit inside their parent's steps, which are inline or stored as a whole).
-    store: Option<&'a Store>,
+}
+
+/// One turn, its steps already rendered (inline, or a placeholder for a stored block).
+#[derive(Template)]
+#[template(path = "partials/turn.html")]
+struct TurnTemplate<'a> {
+    page: &'a TurnsTemplate<'a>,
+    turn: &'a TurnView,
+    steps: SafeHtml,
+}
+
+impl<'a> std::ops::Deref for TurnTemplate<'a> {
+    type Target = TurnsTemplate<'a>;
+    fn deref(&self) -> &Self::Target {
+        self.page
+    }
 }
 
 /// The process steps of one turn; the helpers of [`TurnsTemplate`] serve it.
@@ -471,9 +575,8 @@ impl SubagentTemplate<'_> {
             TurnsTemplate {
                 turns: &self.sub.turns,
                 hl: self.hl,
-                store: None,
             }
-            .render()
+            .inline()
             .unwrap_or_default(),
         )
     }
@@ -500,37 +603,75 @@ struct TodoItem {
 }
 
 impl TurnsTemplate<'_> {
-    /// A turn's steps: inline while the page's budget lasts, else stored compressed with a
-    /// placeholder saying where they are. The final secret scan runs over them before they
-    /// are compressed, as it runs over the rest of the page after.
-    fn steps_html(&self, turn: &TurnView) -> SafeHtml {
-        let html = StepsTemplate { page: self, turn }
-            .render()
-            .unwrap_or_default();
-        let Some(store) = self.store.filter(|s| !s.fits(html.len())) else {
-            return SafeHtml::rendered(html);
-        };
-        let (html, caught) = crate::privacy::secrets::backstop(&html);
-        store.caught.set(store.caught.get() + caught);
-        let (statuses, kinds) = lazy_facets(&turn.steps);
-        let mut out = String::with_capacity(html.len() / 4 + 512);
-        out.push_str("<ol class=\"steps lazy\" data-turn=\"");
-        escape_attr(&mut out, &turn.id);
-        out.push_str("\" data-statuses=\"");
-        out.push_str(&statuses.join(" "));
-        out.push_str("\" data-kinds=\"");
-        out.push_str(&kinds.join(" "));
-        out.push_str(
-            "\"><li class=\"lazy-note\">These steps are stored compressed in this page so that \
-             it opens fast; they appear when JavaScript runs. <code>tracebook render \
-             --inline-steps</code> writes every step as plain HTML.</li></ol>\n    \
-             <script type=\"application/octet-stream\" class=\"lazy-steps\" data-turn=\"",
-        );
-        escape_attr(&mut out, &turn.id);
-        out.push_str("\" data-encoding=\"gzip+base64\">");
-        out.push_str(&gzip_base64(|w| w.write_all(html.as_bytes())));
-        out.push_str("</script>");
-        SafeHtml::rendered(out)
+    /// Every turn as HTML (a subagent's turns sit inside their parent's steps, which are
+    /// inline or stored as a whole).
+    fn inline(&self) -> askama::Result<String> {
+        let mut out = String::new();
+        for turn in self.turns {
+            out.push_str(&self.turn_html(turn, self.steps_of(turn)?)?);
+        }
+        Ok(out)
+    }
+
+    /// The page's turns as [`Storage::Budget`] describes. Returns the HTML and the secrets
+    /// the final scan found in the stored blocks.
+    fn within(&self, inline: usize, block: usize) -> askama::Result<(String, usize)> {
+        let mut out = String::new();
+        let mut left = Some(inline);
+        let mut blocks = Blocks::default();
+        let mut chunk = Chunk::default();
+        for (i, turn) in self.turns.iter().enumerate() {
+            let steps = self.steps_of(turn)?;
+            if let Some(room) = left {
+                let html = self.turn_html(turn, steps.clone())?;
+                if html.len() <= room {
+                    left = Some(room - html.len());
+                    out.push_str(&html);
+                    continue;
+                }
+                left = None;
+            }
+            let first = i == 0;
+            if !first && chunk.id.is_empty() {
+                chunk.id = blocks.next_id();
+            }
+            let steps = if !turn.steps.is_empty() && (first || steps.len() > block) {
+                let id = blocks.next_id();
+                let within = (!first).then_some(chunk.id.as_str());
+                blocks.write(&mut out, &id, &steps, within);
+                stored_steps(turn, &id)
+            } else {
+                steps
+            };
+            let html = self.turn_html(turn, steps)?;
+            if first {
+                out.push_str(&html);
+                continue;
+            }
+            chunk.add(turn, &html);
+            if chunk.html.len() >= block {
+                chunk.flush(&mut out, &mut blocks);
+            }
+        }
+        chunk.flush(&mut out, &mut blocks);
+        Ok((out, blocks.caught))
+    }
+
+    /// A turn's process steps as HTML (nothing when it has none).
+    fn steps_of(&self, turn: &TurnView) -> askama::Result<String> {
+        if turn.steps.is_empty() {
+            return Ok(String::new());
+        }
+        StepsTemplate { page: self, turn }.render()
+    }
+
+    fn turn_html(&self, turn: &TurnView, steps: String) -> askama::Result<String> {
+        TurnTemplate {
+            page: self,
+            turn,
+            steps: SafeHtml::rendered(steps),
+        }
+        .render()
     }
 
     fn md(&self, text: &str) -> SafeHtml {
@@ -821,6 +962,21 @@ pub fn index(rows: &[IndexRow]) -> askama::Result<String> {
     .render()
 }
 
+/// The placeholder of a turn's steps stored in block `id`: the statuses and kinds of the
+/// steps, for the page's filters, and a note for a reader with JavaScript off.
+fn stored_steps(turn: &TurnView, id: &str) -> String {
+    let (mut statuses, mut kinds) = Default::default();
+    facets(&turn.steps, &mut statuses, &mut kinds);
+    format!(
+        "<ol class=\"steps lazy\" data-block=\"{id}\" data-statuses=\"{}\" data-kinds=\"{}\">\
+         <li class=\"lazy-note\">These steps are stored compressed in the page so that it opens \
+         fast; they appear when JavaScript runs. <code>tracebook render --inline</code> writes \
+         every step as plain HTML.</li></ol>",
+        join(&statuses),
+        join(&kinds)
+    )
+}
+
 /// Escapes text for a double-quoted attribute value.
 fn escape_attr(out: &mut String, text: &str) {
     for c in text.chars() {
@@ -834,36 +990,31 @@ fn escape_attr(out: &mut String, text: &str) {
     }
 }
 
-/// The statuses and kinds of the steps stored compressed in a turn, its subagents' included:
-/// what the page's filters need to know which stored turns to open.
-fn lazy_facets(steps: &[StepView]) -> (Vec<&'static str>, Vec<&'static str>) {
-    fn walk(
-        steps: &[StepView],
-        statuses: &mut std::collections::BTreeSet<&'static str>,
-        kinds: &mut std::collections::BTreeSet<&'static str>,
-    ) {
-        for step in steps {
-            let kind = match step {
-                StepView::ToolCall(c) => {
-                    statuses.insert(c.status.as_str());
-                    if let Some(sub) = &c.subagent {
-                        for t in &sub.turns {
-                            walk(&t.steps, statuses, kinds);
-                        }
+/// Adds the statuses and kinds of steps, their subagents' included: what the page's filters
+/// need to know which stored blocks to open.
+fn facets(
+    steps: &[StepView],
+    statuses: &mut std::collections::BTreeSet<&'static str>,
+    kinds: &mut std::collections::BTreeSet<&'static str>,
+) {
+    for step in steps {
+        let kind = match step {
+            StepView::ToolCall(c) => {
+                statuses.insert(c.status.as_str());
+                if let Some(sub) = &c.subagent {
+                    for t in &sub.turns {
+                        facets(&t.steps, statuses, kinds);
                     }
-                    c.kind.as_str()
                 }
-                StepView::Assistant(_) => "message",
-                StepView::Thinking { .. } => "thinking",
-                StepView::Interrupt { .. } => "interrupt",
-                StepView::Compaction { .. } => "compaction",
-            };
-            kinds.insert(kind);
-        }
+                c.kind.as_str()
+            }
+            StepView::Assistant(_) => "message",
+            StepView::Thinking { .. } => "thinking",
+            StepView::Interrupt { .. } => "interrupt",
+            StepView::Compaction { .. } => "compaction",
+        };
+        kinds.insert(kind);
     }
-    let (mut statuses, mut kinds) = Default::default();
-    walk(steps, &mut statuses, &mut kinds);
-    (statuses.into_iter().collect(), kinds.into_iter().collect())
 }
 
 #[cfg(test)]
@@ -895,7 +1046,7 @@ mod tests {
         );
         let html = format!(
             "<script type=\"application/octet-stream\" id=\"tracebook-report\" \
-             data-encoding=\"gzip+base64\">{data}</script>"
+             data-encoding=\"zstd+base64\">{data}</script>"
         );
         let back = crate::report::compat::read(&html)?;
         assert_eq!(back.report, report);

@@ -65,23 +65,32 @@ pub fn embedded_element(html: &str) -> Option<(Range<usize>, Range<usize>)> {
 /// The most a compressed embedded report may expand to (a notebook is untrusted input).
 const MAX_DECODED: u64 = 4 << 30;
 
-/// The embedded report's JSON text, taken from a notebook's HTML: plain JSON in notebooks
-/// before the report was compressed, gzip in base64 (`data-encoding="gzip+base64"`) since.
+/// The embedded report's JSON text, taken from a notebook's HTML: plain JSON in the first
+/// notebooks, then gzip in base64 (`data-encoding="gzip+base64"`), now zstd in base64
+/// (`data-encoding="zstd+base64"`).
 pub fn embedded_json(html: &str) -> Result<Cow<'_, str>, CompatError> {
     use std::io::Read as _;
     let (tag, body) = embedded_element(html).ok_or(CompatError::NoReport)?;
     let body = &html[body];
-    if !html[tag].contains("data-encoding=\"gzip+base64\"") {
+    let tag = &html[tag];
+    let zstd = tag.contains("data-encoding=\"zstd+base64\"");
+    if !zstd && !tag.contains("data-encoding=\"gzip+base64\"") {
         return Ok(Cow::Borrowed(body));
     }
+    let encoding = |e: std::io::Error| CompatError::Encoding(e.to_string());
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(body.trim())
         .map_err(|e| CompatError::Encoding(e.to_string()))?;
+    let reader: Box<dyn std::io::Read + '_> = if zstd {
+        Box::new(zstd::stream::read::Decoder::new(bytes.as_slice()).map_err(encoding)?)
+    } else {
+        Box::new(flate2::read::GzDecoder::new(bytes.as_slice()))
+    };
     let mut text = String::new();
-    flate2::read::GzDecoder::new(bytes.as_slice())
+    reader
         .take(MAX_DECODED)
         .read_to_string(&mut text)
-        .map_err(|e| CompatError::Encoding(e.to_string()))?;
+        .map_err(encoding)?;
     Ok(Cow::Owned(text))
 }
 
@@ -356,6 +365,28 @@ mod tests {
         let v: Json = serde_json::from_str(&text)?;
         assert_eq!(v["a"], "</script>");
         assert!(matches!(embedded_json("<p>"), Err(CompatError::NoReport)));
+        Ok(())
+    }
+
+    #[test]
+    fn gzip_and_zstd_elements_read_back() -> anyhow::Result<()> {
+        use base64::Engine as _;
+        use std::io::Write as _;
+        let json = r#"{"schema_version":1,"a":"</script>"}"#;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(json.as_bytes())?;
+        let b64 = base64::engine::general_purpose::STANDARD;
+        for (encoding, bytes) in [
+            ("gzip+base64", gz.finish()?),
+            ("zstd+base64", zstd::encode_all(json.as_bytes(), 3)?),
+        ] {
+            let html = format!(
+                "<script type=\"application/octet-stream\" id=\"tracebook-report\" \
+                 data-encoding=\"{encoding}\">{}</script>",
+                b64.encode(bytes)
+            );
+            assert_eq!(embedded_json(&html)?, json, "{encoding}");
+        }
         Ok(())
     }
 

@@ -625,36 +625,47 @@ fn wait_until(page: &Opened, expr: &str) -> anyhow::Result<()> {
     anyhow::bail!("never true in the page: {expr}")
 }
 
-/// A page whose every turn's steps are stored compressed, as past the inline budget of a
-/// large session: links, search and filters open what they need, and with JavaScript off the
-/// page says where the steps are.
+/// A page whose every turn is stored compressed past the first, as past the inline budget of
+/// a large session: scrolling, links, search and filters open what they need, and with
+/// JavaScript off the page says where the turns are.
 #[test]
-fn stored_steps_open_for_links_search_and_filters() -> anyhow::Result<()> {
-    use tracebook::render::{self, Steps, View};
+fn stored_turns_open_for_scrolling_links_search_and_filters() -> anyhow::Result<()> {
+    use tracebook::render::{self, Storage, View};
     let report = crate::report(&sample())?;
-    let stored = render::notebook(&report, View::Full, Steps::Budget(0))?.html;
-    let inline = render::notebook(&report, View::Full, Steps::Inline)?.html;
-    assert!(stored.contains("class=\"lazy-steps\""));
-    assert!(!inline.contains("class=\"lazy-steps\""));
-    assert!(
-        !stored.contains("id=\"t2-s3\""),
-        "steps are not in the page as HTML"
-    );
+    let budget = Storage::Budget {
+        inline: 0,
+        block: 0,
+    };
+    let stored = render::notebook(&report, View::Full, budget)?.html;
+    let inline = render::notebook(&report, View::Full, Storage::Inline)?.html;
+    assert!(stored.contains("class=\"stored\""));
+    assert!(!inline.contains("class=\"stored\""));
+    for id in ["t2-p", "t2-s3", "t1-s1"] {
+        assert!(
+            !stored.contains(&format!("id=\"{id}\"")),
+            "{id} is not in the page as HTML"
+        );
+    }
 
-    // A deep link into a stored turn decodes it, opens its folds and highlights the target.
-    let Some(page) = open(&stored, "#t2-s3", 1280, 900, true)? else {
+    // A deep link into a stored turn decodes it (and its steps), opens its folds and
+    // highlights the target.
+    let Some(page) = open(&stored, "#t2-s3", 1280, 400, true)? else {
         return Ok(());
     };
     wait_until(&page, "!!document.querySelector('#t2-s3.targeted')")?;
     let state = page.eval(
         "({ process: document.getElementById('t2-s3').closest('details.process').open,
-            blocks: document.querySelectorAll('script.lazy-steps').length })",
+            blocks: document.querySelectorAll('script.stored').length })",
     )?;
     assert_eq!(state["process"], true, "{state}");
     assert_eq!(
         state["blocks"], 0,
         "data blocks leave the document once read: {state}"
     );
+
+    // A stub near the viewport is decoded into its turn with nothing clicked.
+    page.eval("document.querySelector('[data-turns~=\"t4\"]')?.scrollIntoView()")?;
+    wait_until(&page, "!!document.getElementById('t4-p')")?;
 
     // Search finds text inside turns still stored, with the same count as the inline page.
     let Some(whole) = open(&inline, "", 1280, 900, true)? else {
@@ -700,12 +711,16 @@ fn stored_steps_open_for_links_search_and_filters() -> anyhow::Result<()> {
     page.eval("document.querySelector('#t1 details.process').open = true")?;
     wait_until(&page, "!!document.querySelector('#t1 .step')")?;
 
-    // With JavaScript off the page says where the steps are and how to have them inline.
+    // With JavaScript off the page says where the turns are and how to have them inline.
     let Some(page) = open(&stored, "", 1280, 900, false)? else {
         return Ok(());
     };
     page.eval("document.querySelector('#t1 details.process').open = true")?;
-    let note = page.eval_str("document.querySelector('#t1 .lazy-note').textContent")?;
-    assert!(note.contains("--inline-steps"), "{note}");
+    for at in ["#t1", "[data-turns~=\"t2\"]"] {
+        let note = page.eval_str(&format!(
+            "document.querySelector('{at} .lazy-note').textContent"
+        ))?;
+        assert!(note.contains("--inline"), "{at}: {note}");
+    }
     Ok(())
 }

@@ -164,3 +164,67 @@ fn the_overview_strip_has_one_linked_mark_per_turn_coloured_by_status() -> anyho
     }
     Ok(())
 }
+
+/// A page with turns stored compressed, its blocks decoded and put where their stubs and
+/// placeholders stand (as the page's script does), is the page written whole: every turn and
+/// step once, in the same order.
+#[test]
+fn stored_turns_decode_to_the_whole_page_in_order() -> anyhow::Result<()> {
+    use tracebook::render::{self, Storage, View};
+    let sample =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
+    let report = report(&sample)?;
+    let whole = render::notebook(&report, View::Full, Storage::Inline)?.html;
+    assert!(!whole.contains("class=\"stored\""));
+    let ids = |html: &str| -> Vec<String> {
+        let re = regex::Regex::new(r#" id="([^"]+)""#).expect("pattern");
+        re.captures_iter(html).map(|c| c[1].to_owned()).collect()
+    };
+    // Nothing stored; one block for every stored turn; a block per turn and per turn's steps;
+    // the first turn inline and the rest stored.
+    for (inline, block) in [(1 << 20, 1 << 20), (0, 1 << 20), (0, 0), (4000, 0)] {
+        let page = render::notebook(&report, View::Full, Storage::Budget { inline, block })?.html;
+        assert_eq!(
+            page.contains("class=\"stored\""),
+            inline < 1 << 20,
+            "inline {inline}, block {block}"
+        );
+        let placed = place_stored(&page)?;
+        assert_eq!(ids(&placed), ids(&whole), "inline {inline}, block {block}");
+    }
+    Ok(())
+}
+
+/// Decodes every stored block of a page and puts its HTML where its holders stand.
+fn place_stored(page: &str) -> anyhow::Result<String> {
+    use base64::Engine as _;
+    use std::io::Read as _;
+    let block = regex::Regex::new(
+        r#"\n?<script type="application/octet-stream" class="stored" data-block="(b\d+)"(?: data-in="b\d+")? data-encoding="gzip\+base64">([^<]*)</script>"#,
+    )?;
+    let mut stored = Vec::new();
+    for c in block.captures_iter(page) {
+        let bytes = base64::engine::general_purpose::STANDARD.decode(&c[2])?;
+        let mut html = String::new();
+        flate2::read::GzDecoder::new(bytes.as_slice()).read_to_string(&mut html)?;
+        stored.push((c[1].to_owned(), html));
+    }
+    let mut page = block.replace_all(page, "").into_owned();
+    while !stored.is_empty() {
+        let before = stored.len();
+        stored.retain(|(id, html)| {
+            let holder = regex::Regex::new(&format!(
+                r#"\n?<section class="turn stored" data-block="{id}"[^>]*>.*?</section>|<ol class="steps lazy" data-block="{id}"[^>]*>.*?</ol>"#
+            ))
+            .expect("pattern");
+            let spans: Vec<_> = holder.find_iter(&page).map(|m| m.range()).collect();
+            let (Some(first), Some(last)) = (spans.first(), spans.last()) else {
+                return true;
+            };
+            page.replace_range(first.start..last.end, html);
+            false
+        });
+        anyhow::ensure!(stored.len() < before, "blocks with no holder in the page");
+    }
+    Ok(page)
+}
