@@ -89,7 +89,7 @@ impl Default for Storage {
 }
 
 /// The HTML of turns a page writes inline before it stores the rest compressed.
-pub const INLINE_BYTES: usize = 1 << 20;
+pub const INLINE_BYTES: usize = 512 * 1024;
 /// The HTML of stored turns compressed together in one block.
 pub const BLOCK_BYTES: usize = 256 * 1024;
 
@@ -347,6 +347,8 @@ struct Overview {
     width: usize,
     /// Its width on the page in CSS pixels, before the page narrows it.
     shown_width: usize,
+    /// Consecutive turns one mark stands for.
+    per_mark: usize,
     marks: Vec<Mark>,
 }
 
@@ -357,16 +359,32 @@ const BAR_H: usize = 32;
 /// Height of the response status band under them.
 const RESP_H: usize = 6;
 
-/// Lays out the overview strip: a bar per turn split by call status (errors at the base,
-/// where they are easiest to see), and a band under it for the response status.
+/// The most marks the overview strip draws: past this many turns, a mark stands for a run
+/// of consecutive turns, so the strip stays light to draw whatever the session's length.
+const MAX_MARKS: usize = 480;
+
+/// Lays out the overview strip: a bar per turn (or per run of turns in a long session) split
+/// by call status (errors at the base, where they are easiest to see), and a band under it
+/// for the response status, incomplete when any of its turns is.
 fn overview(turns: &[TurnView]) -> Overview {
-    let tallies: Vec<Tally> = turns.iter().map(Tally::of).collect();
-    let max = tallies.iter().map(Tally::total).max().unwrap_or(0).max(1);
-    let marks = turns
+    let per_mark = turns.len().div_ceil(MAX_MARKS).max(1);
+    let runs: Vec<(&[TurnView], Tally)> = turns
+        .chunks(per_mark)
+        .map(|run| {
+            let t = run.iter().map(Tally::of).fold(Tally::default(), |a, b| Tally {
+                ok: a.ok + b.ok,
+                error: a.error + b.error,
+                unknown: a.unknown + b.unknown,
+            });
+            (run, t)
+        })
+        .collect();
+    let max = runs.iter().map(|(_, t)| t.total()).max().unwrap_or(0).max(1);
+    let marks = runs
         .iter()
-        .zip(&tallies)
         .enumerate()
-        .map(|(i, (turn, t))| {
+        .filter_map(|(i, (run, t))| {
+            let (first, last) = (run.first()?, run.last()?);
             let x = i * SLOT;
             let mut rects = Vec::new();
             let total = t.total();
@@ -388,17 +406,26 @@ fn overview(turns: &[TurnView]) -> Overview {
                     });
                 }
             }
+            let incomplete = run
+                .iter()
+                .filter(|t| t.response_status == ResponseStatus::Incomplete)
+                .count();
             rects.push(Rect {
-                class: match turn.response_status {
-                    ResponseStatus::Complete => "complete",
-                    ResponseStatus::Incomplete => "incomplete",
+                class: if incomplete > 0 {
+                    "incomplete"
+                } else {
+                    "complete"
                 },
                 x: x + 1,
                 y: BAR_H + 2,
                 w: SLOT - 2,
                 h: RESP_H,
             });
-            let mut title = format!("Turn {}: ", turn.number);
+            let mut title = if run.len() == 1 {
+                format!("Turn {}: ", first.number)
+            } else {
+                format!("Turns {}–{}: ", first.number, last.number)
+            };
             if total == 0 {
                 title.push_str("no tool calls");
             } else {
@@ -407,18 +434,26 @@ fn overview(turns: &[TurnView]) -> Overview {
                     t.ok, t.error, t.unknown
                 ));
             }
-            title.push_str(&format!("; response {}", turn.response_status.as_str()));
-            Mark {
-                id: turn.id.clone(),
+            if run.len() == 1 {
+                title.push_str(&format!("; response {}", first.response_status.as_str()));
+            } else {
+                title.push_str(&format!(
+                    "; {incomplete} of {} responses incomplete",
+                    run.len()
+                ));
+            }
+            Some(Mark {
+                id: first.id.clone(),
                 title,
                 x,
                 rects,
-            }
+            })
         })
         .collect();
     Overview {
-        width: (turns.len() * SLOT).max(SLOT),
-        shown_width: (turns.len() * 24).clamp(120, 2400),
+        width: (runs.len() * SLOT).max(SLOT),
+        shown_width: (runs.len() * 24).clamp(120, 2400),
+        per_mark,
         marks,
     }
 }
@@ -1050,6 +1085,49 @@ mod tests {
         );
         let back = crate::report::compat::read(&html)?;
         assert_eq!(back.report, report);
+        Ok(())
+    }
+
+    #[test]
+    fn a_long_session_draws_runs_of_turns_and_keeps_every_call() -> anyhow::Result<()> {
+        let turn = |n: usize, status: &str| {
+            serde_json::json!({
+                "id": format!("t{n}"), "number": n, "prompt": null, "response": null,
+                "response_status": if n % 7 == 0 { "incomplete" } else { "complete" },
+                "counts": {"intermediate_responses": 0, "tool_calls": 1, "process_events": 1},
+                "outcome": {"edits": [], "verifications": [], "commits": []},
+                "steps": [{"type": "tool_call", "id": format!("t{n}-s1"), "call_id": "c",
+                           "name": "Bash", "kind": "shell", "status": status,
+                           "status_basis": "exit_code", "command": "true", "paths": [],
+                           "input": {}, "input_size": 0, "result_size": null,
+                           "output": null, "exit_code": null, "patch": null,
+                           "timestamp": null, "result_timestamp": null, "subagent": null}]
+            })
+        };
+        let turns: Vec<TurnView> = serde_json::from_value(serde_json::Value::Array(
+            (1..=1000)
+                .map(|n| turn(n, if n % 10 == 0 { "error" } else { "ok" }))
+                .collect(),
+        ))?;
+        let strip = overview(&turns);
+        assert!(strip.marks.len() <= MAX_MARKS);
+        assert_eq!(strip.marks[0].id, "t1");
+        assert_eq!(strip.marks[1].id, "t4", "three turns per mark");
+        assert!(strip.marks[0].title.starts_with("Turns 1–3: "));
+        let errors = strip
+            .marks
+            .iter()
+            .filter(|m| m.rects.iter().any(|r| r.class == "error"))
+            .count();
+        assert_eq!(errors, 100, "every run holding a failed call shows it");
+        assert!(
+            strip.marks[2]
+                .rects
+                .iter()
+                .any(|r| r.class == "incomplete"),
+            "turn 7 is incomplete: {}",
+            strip.marks[2].title
+        );
         Ok(())
     }
 
