@@ -325,6 +325,16 @@ impl Tally {
     }
 }
 
+impl std::iter::Sum for Tally {
+    fn sum<I: Iterator<Item = Tally>>(iter: I) -> Self {
+        iter.fold(Tally::default(), |a, b| Tally {
+            ok: a.ok + b.ok,
+            error: a.error + b.error,
+            unknown: a.unknown + b.unknown,
+        })
+    }
+}
+
 /// One rectangle of the overview strip, in the SVG's own units.
 struct Rect {
     class: &'static str,
@@ -371,12 +381,7 @@ fn overview(turns: &[TurnView]) -> Overview {
     let runs: Vec<(&[TurnView], Tally)> = turns
         .chunks(per_mark)
         .map(|run| {
-            let t = run.iter().map(Tally::of).fold(Tally::default(), |a, b| Tally {
-                ok: a.ok + b.ok,
-                error: a.error + b.error,
-                unknown: a.unknown + b.unknown,
-            });
-            (run, t)
+            (run, run.iter().map(Tally::of).sum())
         })
         .collect();
     let max = runs.iter().map(|(_, t)| t.total()).max().unwrap_or(0).max(1);

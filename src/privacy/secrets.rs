@@ -98,9 +98,9 @@ pub fn backstop(text: &str) -> (Cow<'_, str>, usize) {
 }
 
 /// [`backstop`] over a rendered notebook, leaving its compressed data blocks alone (the
-/// embedded report, and the process steps a large page stores compressed): their bytes are not
-/// text a rule could read, and a replacement inside them would break them. What they hold went
-/// through the privacy stage like the page itself, and stored steps through this scan before
+/// embedded report, and the turns a large page stores compressed): their bytes are not text a
+/// rule could read, and a replacement inside them would break them. What they hold went
+/// through the privacy stage like the page itself, and stored turns through this scan before
 /// they were compressed.
 pub fn backstop_notebook(html: &str) -> (Cow<'_, str>, usize) {
     const DATA: &str = "<script type=\"application/octet-stream\"";
