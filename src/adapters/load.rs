@@ -10,6 +10,7 @@ use std::time::SystemTime;
 
 use super::interpret::{Interpreter, Raw};
 use super::joined;
+use super::needs::{self, Needs};
 use super::normalize::Normalizer;
 use super::spec::{AdapterSpec, Condition, InputFormat, InputSpec, Pointer, ReplaySpec};
 use super::{Adapter, AdapterSet};
@@ -401,6 +402,8 @@ fn read_records(
         source: e,
     };
     let mut reader = open(path).map_err(io)?;
+    // Each line is parsed into only what the adapter reads.
+    let needs = Needs::of(spec);
     let mut replayed = spec.records.replay.as_ref().map(Replay::new);
     let grouped = spec.records.group_by.is_some();
     let mut held: Vec<(usize, Json)> = Vec::new();
@@ -431,7 +434,7 @@ fn read_records(
                 empty = false;
                 line_no += 1;
                 let complete = buf.last() == Some(&b'\n');
-                if let Some(rec) = parse_line(&buf, complete, source, line_no, warnings) {
+                if let Some(rec) = parse_line(&buf, &needs, complete, source, line_no, warnings) {
                     count += 1;
                     each(interp, line_no, &rec);
                 }
@@ -504,7 +507,7 @@ impl<'s> Replay<'s> {
     }
 
     fn key(p: &Pointer, rec: &Json) -> Option<String> {
-        rec.pointer(&p.path)
+        super::interpret::lookup(rec, &p.path)
             .filter(|v| !v.is_null())
             .map(super::interpret::scalar_string)
     }
@@ -522,7 +525,11 @@ impl<'s> Replay<'s> {
             }
             return;
         }
-        if let Some(Json::Array(list)) = self.spec.reset.as_ref().and_then(|p| rec.pointer(&p.path))
+        if let Some(Json::Array(list)) = self
+            .spec
+            .reset
+            .as_ref()
+            .and_then(|p| super::interpret::lookup(&rec, &p.path))
         {
             let list = list.clone();
             self.records.clear();
@@ -552,6 +559,7 @@ impl<'s> Replay<'s> {
 
 fn parse_line(
     buf: &[u8],
+    needs: &Needs,
     complete: bool,
     source: &str,
     line: usize,
@@ -572,7 +580,7 @@ fn parse_line(
     if trimmed.is_empty() {
         return None;
     }
-    match serde_json::from_str::<Json>(trimmed) {
+    match needs::parse(trimmed, needs) {
         Ok(v @ Json::Object(_)) => Some(v),
         Ok(_) => {
             warnings.push(Warning::at_line(
@@ -699,7 +707,7 @@ fn group_indexed(spec: &AdapterSpec, records: Vec<Json>) -> Vec<(usize, Json)> {
         return records.into_iter().enumerate().collect();
     };
     let text = |r: &Json, p: &super::spec::Pointer| {
-        r.pointer(&p.path)
+        super::interpret::lookup(r, &p.path)
             .filter(|v| !v.is_null())
             .map(super::interpret::scalar_string)
     };
@@ -949,21 +957,28 @@ mod tests {
     #[test]
     fn parse_line_names_truncation_and_bad_json() {
         let mut w = Vec::new();
-        assert!(parse_line(br#"{"a":"#, false, "f.jsonl", 3, &mut w).is_none());
+        assert!(parse_line(br#"{"a":"#, &Needs::all(), false, "f.jsonl", 3, &mut w).is_none());
         assert!(
             w[0].to_string()
                 .starts_with("f.jsonl:3: truncated last line")
         );
-        assert!(parse_line(b"{nope}\n", true, "f.jsonl", 4, &mut w).is_none());
+        assert!(parse_line(b"{nope}\n", &Needs::all(), true, "f.jsonl", 4, &mut w).is_none());
         assert!(w[1].to_string().starts_with("f.jsonl:4: not valid JSON"));
-        assert!(parse_line(b"[1]\n", true, "f.jsonl", 5, &mut w).is_none());
+        assert!(parse_line(b"[1]\n", &Needs::all(), true, "f.jsonl", 5, &mut w).is_none());
         assert!(w[2].message.contains("not a JSON object"));
     }
 
     #[test]
     fn parse_line_keeps_a_record_with_invalid_utf8() {
         let mut w = Vec::new();
-        let rec = parse_line(b"{\"a\":\"x\xffy\"}\n", true, "f.jsonl", 1, &mut w);
+        let rec = parse_line(
+            b"{\"a\":\"x\xffy\"}\n",
+            &Needs::all(),
+            true,
+            "f.jsonl",
+            1,
+            &mut w,
+        );
         assert_eq!(rec, Some(serde_json::json!({"a": "x\u{fffd}y"})));
         assert!(w[0].message.contains("invalid UTF-8"));
     }
