@@ -135,6 +135,17 @@ impl<T> Deref for Redacted<T> {
     }
 }
 
+impl Redacted<Session> {
+    /// Moves the events and subagents out, leaving the session's facts: for a stage that
+    /// builds its own structures from them without copying their text.
+    pub fn take_events(&mut self) -> (Vec<Event>, Vec<crate::events::Subagent>) {
+        (
+            std::mem::take(&mut self.0.events),
+            std::mem::take(&mut self.0.subagents),
+        )
+    }
+}
+
 /// Redacts every string of a session, subagents included.
 pub fn apply(mut session: Session, policy: &Policy) -> Redacted<Session> {
     redact_session(&mut session, policy);
