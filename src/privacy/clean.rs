@@ -76,12 +76,22 @@ impl Redactor for Clean {
 /// The shortest run of base64 characters [`BLOB`] drops.
 const BLOB_RUN: usize = 512;
 
-/// Whether `text` holds a run of [`BLOB_RUN`] base64 characters (`[A-Za-z0-9+/]`): a byte
-/// loop that rules out [`BLOB`] before its regex runs.
+/// Whether `text` holds a run of [`BLOB_RUN`] base64 characters (`[A-Za-z0-9+/]`), which
+/// rules out [`BLOB`] before its regex runs. Such a run covers a whole aligned block of half
+/// its length, so blocks holding any other byte (prose, code: every line ends) are passed over
+/// with a loop the compiler vectorizes, and runs are counted only around a block of base64.
 fn has_base64_run(text: &[u8]) -> bool {
+    const BLOCK: usize = BLOB_RUN / 2;
+    let base64 = |b: u8| b.is_ascii_alphanumeric() | (b == b'+') | (b == b'/');
+    let candidate = text
+        .chunks_exact(BLOCK)
+        .any(|block| block.iter().fold(true, |all, &b| all & base64(b)));
+    if !candidate {
+        return false;
+    }
     let mut run = 0;
     for &b in text {
-        if b.is_ascii_alphanumeric() || b == b'+' || b == b'/' {
+        if base64(b) {
             run += 1;
             if run >= BLOB_RUN {
                 return true;
@@ -97,9 +107,22 @@ fn has_base64_run(text: &[u8]) -> bool {
 /// removes: a C0 control other than tab and newline, DEL, a C1 control (`C2 80`..`C2 9F`,
 /// which includes the one-byte CSI `U+009B`), or a bidirectional mark or override (`E2 80 8E`,
 /// `E2 80 8F`, `E2 80 AA`..`AE`, `E2 81 A6`..`A9`). Exact for valid UTF-8: when it says no,
-/// the slower character checks would find nothing.
+/// the slower character checks would find nothing. Blocks without any lead byte of those are
+/// passed over with a loop the compiler vectorizes.
 fn may_hold_controls(text: &[u8]) -> bool {
-    text.iter().enumerate().any(|(i, &b)| match b {
+    const BLOCK: usize = 64;
+    let lead = |b: u8| {
+        ((b < 0x20) & (b != b'\n') & (b != b'\t')) | (b == 0x7f) | (b == 0xc2) | (b == 0xe2)
+    };
+    text.chunks(BLOCK).enumerate().any(|(n, block)| {
+        block.iter().fold(false, |any, &b| any | lead(b))
+            && (n * BLOCK..n * BLOCK + block.len()).any(|i| control_at(text, i))
+    })
+}
+
+/// Whether a character [`may_hold_controls`] looks for starts at byte `i`.
+fn control_at(text: &[u8], i: usize) -> bool {
+    match text[i] {
         b'\n' | b'\t' => false,
         0x00..=0x1f | 0x7f => true,
         0xc2 => text.get(i + 1).is_some_and(|n| (0x80..=0x9f).contains(n)),
@@ -109,7 +132,7 @@ fn may_hold_controls(text: &[u8]) -> bool {
             _ => false,
         },
         _ => false,
-    })
+    }
 }
 
 /// Control characters that would be hidden or interpreted: C0 except tab and newline, DEL,
