@@ -209,7 +209,7 @@ struct Linked {
 }
 
 enum Slot {
-    Unused(Session),
+    Unused(Box<Session>),
     Used(Option<Vec<Turn>>),
 }
 
@@ -229,7 +229,7 @@ impl Linked {
         Self {
             slots: subagents
                 .into_iter()
-                .map(|s| (s.agent_id, Slot::Unused(s.session)))
+                .map(|s| (s.agent_id, Slot::Unused(Box::new(s.session))))
                 .collect(),
             shared: named
                 .into_iter()
@@ -244,7 +244,7 @@ impl Linked {
         let slot = &mut self.slots.iter_mut().find(|(a, _)| a == id)?.1;
         match std::mem::replace(slot, Slot::Used(None)) {
             Slot::Unused(session) => {
-                let turns = turns_of(session);
+                let turns = turns_of(*session);
                 if self.shared.iter().any(|s| s == id) {
                     *slot = Slot::Used(Some(turns.clone()));
                 }
@@ -262,7 +262,10 @@ impl Linked {
         self.slots
             .into_iter()
             .filter_map(|(agent_id, slot)| match slot {
-                Slot::Unused(session) => Some(Subagent { agent_id, session }),
+                Slot::Unused(session) => Some(Subagent {
+                    agent_id,
+                    session: *session,
+                }),
                 Slot::Used(_) => None,
             })
     }

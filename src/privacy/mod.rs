@@ -213,10 +213,7 @@ fn redact_event(event: &mut Event, policy: &Policy) {
             }
             call.paths.iter_mut().for_each(|p| policy.in_place(p));
             // Sizes describe what the reader is shown, so they are measured after redaction.
-            call.input_size = match &call.input {
-                Json::Null => 0,
-                v => v.to_string().len(),
-            };
+            call.input_size = crate::events::json_len(&call.input);
             if let Some(r) = &mut call.result {
                 if let Some(t) = &mut r.timestamp {
                     policy.in_place(t);
