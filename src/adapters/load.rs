@@ -102,7 +102,7 @@ pub fn sessions_in(input: &Path, set: &AdapterSet, harness: &str) -> Option<Vec<
         return None;
     }
     if input.is_dir() {
-        let (_, layout, root) = find_tree(input, set, Some(adapter))?;
+        let (_, layout, root, _) = find_tree(input, set, Some(adapter))?;
         return joined::session_ids(&root, layout).ok();
     }
     let layout = forced_layout(input, adapter);
@@ -133,9 +133,11 @@ pub fn load_session(
         None => None,
     };
     if input.is_dir()
-        && let Some((adapter, layout, root)) = find_tree(input, set, forced)
+        && let Some((adapter, layout, root, read)) = find_tree(input, set, forced)
     {
-        return read_session(&root, adapter, layout, session);
+        // Detection read the whole tree already; it is the session unless one was asked for.
+        let read = if session.is_none() { Some(read) } else { None };
+        return read_session(&root, adapter, layout, session, read);
     }
     let main = if input.is_dir() {
         newest_session_file(input, set, forced)?
@@ -146,7 +148,7 @@ pub fn load_session(
         Some(a) => (a, forced_layout(&main, a)),
         None => detect_layout(&main, set)?,
     };
-    read_session(&main, adapter, layout, session)
+    read_session(&main, adapter, layout, session, None)
 }
 
 /// Every input layout of an adapter: the main one, then `input.layouts`.
@@ -154,12 +156,16 @@ fn layouts(spec: &AdapterSpec) -> impl Iterator<Item = &InputSpec> {
     std::iter::once(&spec.input).chain(spec.input.layouts.iter())
 }
 
-/// The first `tree` layout (of the forced adapter, or of any) whose session files are in `dir`.
+/// A joined input as read, with the warnings met reading it.
+type JoinedRead = (joined::Joined, Vec<Warning>);
+
+/// The first `tree` layout (of the forced adapter, or of any) whose session files are in `dir`,
+/// with what reading its (latest) session gave.
 fn find_tree<'a>(
     dir: &Path,
     set: &'a AdapterSet,
     forced: Option<&'a Adapter>,
-) -> Option<(&'a Adapter, &'a InputSpec, PathBuf)> {
+) -> Option<(&'a Adapter, &'a InputSpec, PathBuf, JoinedRead)> {
     let adapters: Vec<&Adapter> = match forced {
         Some(a) => vec![a],
         None => set.iter().collect(),
@@ -171,12 +177,14 @@ fn find_tree<'a>(
                 let root = joined::tree_root(dir, l.join.as_ref()?)?;
                 // A folder that merely looks like the layout must also hold records the
                 // adapter recognises.
-                let records = joined::read(&root, l, None, &mut Vec::new()).ok()?.records;
-                let recognised = records
+                let mut warnings = Vec::new();
+                let read = joined::read(&root, l, None, &mut warnings).ok()?;
+                let recognised = read
+                    .records
                     .iter()
                     .take(DETECT_RECORDS)
                     .any(|r| a.spec.detect.iter().any(|c| detect_holds(c, r)));
-                recognised.then_some((a, l, root))
+                recognised.then_some((a, l, root, (read, warnings)))
             })
     })
 }
@@ -206,6 +214,7 @@ fn read_session(
     adapter: &Adapter,
     layout: &InputSpec,
     want: Option<&str>,
+    read: Option<JoinedRead>,
 ) -> Result<Loaded, InputError> {
     let spec = &adapter.spec;
     let source = display_name(main);
@@ -214,12 +223,18 @@ fn read_session(
     let mut children = Vec::new();
     let count = match layout.format {
         InputFormat::Tree | InputFormat::Sqlite => {
-            let joined = joined::read(main, layout, want, &mut warnings).map_err(|e| {
-                InputError::Nothing {
-                    path: main.to_owned(),
-                    reason: e.to_string(),
+            let joined = match read {
+                Some((joined, met)) => {
+                    warnings.extend(met);
+                    joined
                 }
-            })?;
+                None => joined::read(main, layout, want, &mut warnings).map_err(|e| {
+                    InputError::Nothing {
+                        path: main.to_owned(),
+                        reason: e.to_string(),
+                    }
+                })?,
+            };
             children = joined.children;
             let records = group(spec, joined.records);
             for (i, rec) in records.iter().enumerate() {
