@@ -422,10 +422,11 @@ fn read_records(
     let mut replayed = spec.records.replay.as_ref().map(Replay::new);
     let grouped = spec.records.group_by.is_some();
     let mut held: Vec<(usize, Json)> = Vec::new();
-    let mut each = |interp: &mut Interpreter<'_>, line: usize, rec: &Json| match replayed.as_mut() {
-        Some(r) => r.push(line, rec.clone()),
-        None if grouped => held.push((line, rec.clone())),
-        None => interp.record(line, rec),
+    // Records kept for replay or regrouping are moved there, not copied.
+    let mut each = |interp: &mut Interpreter<'_>, line: usize, rec: Json| match replayed.as_mut() {
+        Some(r) => r.push(line, rec),
+        None if grouped => held.push((line, rec)),
+        None => interp.record(line, &rec),
     };
     let count = match format_of(layout, path) {
         InputFormat::Tree | InputFormat::Sqlite => {
@@ -451,7 +452,7 @@ fn read_records(
                 let complete = buf.last() == Some(&b'\n');
                 if let Some(rec) = parse_line(&buf, &needs, complete, source, line_no, warnings) {
                     count += 1;
-                    each(interp, line_no, &rec);
+                    each(interp, line_no, rec);
                 }
             }
             if empty {
@@ -479,10 +480,11 @@ fn read_records(
             };
             // Session facts of the document itself (its id, start time) come first.
             interp.facts_only(&doc);
-            for (i, rec) in records.iter().enumerate() {
+            let count = records.len();
+            for (i, rec) in records.into_iter().enumerate() {
                 each(interp, i + 1, rec);
             }
-            records.len()
+            count
         }
     };
     if let Some(r) = replayed {
