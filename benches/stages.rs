@@ -63,7 +63,13 @@ fn stages(c: &mut Criterion, input: &Path) -> anyhow::Result<()> {
     let policy = Policy::new(&loaded.session, &options);
     let redacted = privacy::apply(loaded.session.clone(), &policy);
     let projected = projection::project(&redacted);
-    let built = report::build(&redacted, &projected, &run_info(), &loaded.skipped, &[]);
+    let built = report::build(
+        &redacted,
+        projected.clone(),
+        &run_info(),
+        &loaded.skipped,
+        &[],
+    );
 
     let mut group = c.benchmark_group("stages");
     group.throughput(Throughput::Bytes(bytes));
@@ -86,7 +92,13 @@ fn stages(c: &mut Criterion, input: &Path) -> anyhow::Result<()> {
     });
     group.bench_function("render", |b| {
         b.iter(|| {
-            let built = report::build(&redacted, &projected, &run_info(), &loaded.skipped, &[]);
+            let built = report::build(
+                &redacted,
+                projected.clone(),
+                &run_info(),
+                &loaded.skipped,
+                &[],
+            );
             render::html(&built).map(|h| h.len())
         })
     });

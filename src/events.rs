@@ -193,6 +193,26 @@ impl Failure {
     }
 }
 
+/// The length of a value's compact JSON text (a call's `input_size`), counted without writing
+/// the text out.
+pub fn json_len(value: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match value {
+        serde_json::Value::Null => 0,
+        v => serde_json::to_writer(&mut count, v).map_or(0, |()| count.0),
+    }
+}
+
 /// Cuts `text` to at most `max` bytes without splitting a character.
 pub fn truncate_on_char_boundary(mut text: String, max: usize) -> String {
     if text.len() > max {

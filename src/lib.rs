@@ -132,15 +132,17 @@ pub fn report_with(
             line: w.line,
         })
         .collect();
-    let session = timed("privacy", || privacy::apply(loaded.session, &policy));
-    let projection = timed("projection", || projection::project(&session));
+    let mut session = timed("privacy", || privacy::apply(loaded.session, &policy));
+    // The projection takes the events over, and the report takes the projection's text over:
+    // one copy of the session's text at a time.
+    let projection = timed("projection", || projection::project_moving(&mut session));
     let run = RunInfo {
         generated_at,
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         harness_label: label,
     };
     let report = timed("report", || {
-        report::build(&session, &projection, &run, &loaded.skipped, &warnings)
+        report::build(&session, projection, &run, &loaded.skipped, &warnings)
     });
     Ok((report, warnings))
 }

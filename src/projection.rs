@@ -14,7 +14,7 @@ use regex::Regex;
 use serde::Serialize;
 use std::sync::LazyLock;
 
-use crate::events::{Event, EventKind, Session, ToolCall, ToolKind, ToolStatus};
+use crate::events::{Event, EventKind, Session, Subagent, ToolCall, ToolKind, ToolStatus};
 use crate::privacy::Redacted;
 
 /// Whether a turn ended with a retained final response.
@@ -171,38 +171,121 @@ pub struct Projection {
 /// Projects a redacted session into turns.
 pub fn project(session: &Redacted<Session>) -> Projection {
     let session: &Session = session;
-    let mut used = vec![false; session.subagents.len()];
-    let turns = turns(session, &mut used);
-    let unlinked = session
-        .subagents
-        .iter()
-        .zip(&used)
-        .filter(|(_, used)| !**used)
-        .map(|(s, _)| SubagentTurns {
-            agent_id: s.agent_id.clone(),
-            turns: turns_of(&s.session),
+    project_events(session.events.clone(), session.subagents.clone())
+}
+
+/// [`project`], moving the events and subagents out of the session (its facts stay) so their
+/// text is not copied: the session and its projection never both hold it (issue 7).
+pub fn project_moving(session: &mut Redacted<Session>) -> Projection {
+    let (events, subagents) = session.take_events();
+    project_events(events, subagents)
+}
+
+fn project_events(events: Vec<Event>, subagents: Vec<Subagent>) -> Projection {
+    let mut linked = Linked::new(subagents, &events);
+    let turns = turns(events, &mut linked);
+    let unlinked = linked
+        .unused()
+        .map(|s| SubagentTurns {
+            agent_id: s.agent_id,
+            turns: turns_of(s.session),
         })
         .collect();
     Projection { turns, unlinked }
 }
 
-fn turns_of(session: &Session) -> Vec<Turn> {
-    let mut used = vec![false; session.subagents.len()];
-    turns(session, &mut used)
+fn turns_of(session: Session) -> Vec<Turn> {
+    let mut linked = Linked::new(session.subagents, &session.events);
+    turns(session.events, &mut linked)
 }
 
-fn turns(session: &Session, used: &mut [bool]) -> Vec<Turn> {
-    let mut groups: Vec<(Option<Stamped<String>>, Vec<&Event>)> = Vec::new();
-    for event in &session.events {
-        match &event.kind {
-            EventKind::Prompt { text } => groups.push((
+/// A session's subagents, each projected for the first call that names it. A later call
+/// naming the same subagent gets a copy of its turns, kept only when more than one call names
+/// it.
+struct Linked {
+    slots: Vec<(String, Slot)>,
+    /// Agent ids more than one call names.
+    shared: Vec<String>,
+}
+
+enum Slot {
+    Unused(Box<Session>),
+    Used(Option<Vec<Turn>>),
+}
+
+impl Linked {
+    fn new(subagents: Vec<Subagent>, events: &[Event]) -> Self {
+        let mut named: Vec<(&str, usize)> = Vec::new();
+        for e in events {
+            if let EventKind::ToolCall(call) = &e.kind
+                && let Some(id) = call.agent_id.as_deref()
+            {
+                match named.iter_mut().find(|(n, _)| *n == id) {
+                    Some((_, count)) => *count += 1,
+                    None => named.push((id, 1)),
+                }
+            }
+        }
+        Self {
+            slots: subagents
+                .into_iter()
+                .map(|s| (s.agent_id, Slot::Unused(Box::new(s.session))))
+                .collect(),
+            shared: named
+                .into_iter()
+                .filter(|(_, n)| *n > 1)
+                .map(|(id, _)| id.to_owned())
+                .collect(),
+        }
+    }
+
+    /// The turns of the first subagent with this id.
+    fn take(&mut self, id: &str) -> Option<Vec<Turn>> {
+        let slot = &mut self.slots.iter_mut().find(|(a, _)| a == id)?.1;
+        match std::mem::replace(slot, Slot::Used(None)) {
+            Slot::Unused(session) => {
+                let turns = turns_of(*session);
+                if self.shared.iter().any(|s| s == id) {
+                    *slot = Slot::Used(Some(turns.clone()));
+                }
+                Some(turns)
+            }
+            Slot::Used(kept) => {
+                *slot = Slot::Used(kept.clone());
+                kept
+            }
+        }
+    }
+
+    /// Subagents no call named, in order.
+    fn unused(self) -> impl Iterator<Item = Subagent> {
+        self.slots
+            .into_iter()
+            .filter_map(|(agent_id, slot)| match slot {
+                Slot::Unused(session) => Some(Subagent {
+                    agent_id,
+                    session: *session,
+                }),
+                Slot::Used(_) => None,
+            })
+    }
+}
+
+fn turns(events: Vec<Event>, linked: &mut Linked) -> Vec<Turn> {
+    let mut groups: Vec<(Option<Stamped<String>>, Vec<Event>)> = Vec::new();
+    for event in events {
+        match event {
+            Event {
+                kind: EventKind::Prompt { text },
+                timestamp,
+            } => groups.push((
                 Some(Stamped {
-                    value: text.clone(),
-                    timestamp: event.timestamp.clone(),
+                    value: text,
+                    timestamp,
                 }),
                 Vec::new(),
             )),
-            _ => match groups.last_mut() {
+            event => match groups.last_mut() {
                 Some((_, events)) => events.push(event),
                 None => groups.push((None, vec![event])),
             },
@@ -211,16 +294,15 @@ fn turns(session: &Session, used: &mut [bool]) -> Vec<Turn> {
     groups
         .into_iter()
         .enumerate()
-        .map(|(i, (prompt, events))| turn(i + 1, prompt, &events, session, used))
+        .map(|(i, (prompt, events))| turn(i + 1, prompt, events, linked))
         .collect()
 }
 
 fn turn(
     number: usize,
     prompt: Option<Stamped<String>>,
-    events: &[&Event],
-    session: &Session,
-    used: &mut [bool],
+    events: Vec<Event>,
+    linked: &mut Linked,
 ) -> Turn {
     // A failure that names a call of this turn belongs to that call (its subagent failed);
     // any other failure is the turn's own, and the last one recorded stands.
@@ -232,11 +314,11 @@ fn turn(
         })
         .collect();
     let mut turn_failure = None;
-    let mut call_failures: Vec<(&str, String)> = Vec::new();
-    for event in events {
+    let mut call_failures: Vec<(String, String)> = Vec::new();
+    for event in &events {
         if let EventKind::Failure(f) = &event.kind {
             match f.call_id.as_deref().filter(|id| calls.contains(id)) {
-                Some(id) => call_failures.push((id, f.line())),
+                Some(id) => call_failures.push((id.to_owned(), f.line())),
                 None => turn_failure = Some(f.line()),
             }
         }
@@ -251,37 +333,35 @@ fn turn(
         .filter(|_| turn_failure.is_none());
     let mut steps = Vec::with_capacity(events.len());
     let mut response = None;
-    for (i, event) in events.iter().enumerate() {
-        let ts = event.timestamp.clone();
-        let step = match &event.kind {
+    for (i, event) in events.into_iter().enumerate() {
+        let ts = event.timestamp;
+        let step = match event.kind {
             EventKind::Prompt { .. } | EventKind::Failure(_) => continue,
             EventKind::Assistant { text } if Some(i) == terminal => {
                 response = Some(Stamped {
-                    value: text.clone(),
+                    value: text,
                     timestamp: ts,
                 });
                 continue;
             }
             EventKind::Assistant { text } => Step::Assistant(Stamped {
-                value: text.clone(),
+                value: text,
                 timestamp: ts,
             }),
             EventKind::Thinking { text } => Step::Thinking(Stamped {
-                value: text.clone(),
+                value: text,
                 timestamp: ts,
             }),
             EventKind::Interrupt => Step::Interrupt(ts),
             EventKind::Compaction { summary } => Step::Compaction(Stamped {
-                value: summary.clone(),
+                value: summary,
                 timestamp: ts,
             }),
             EventKind::ToolCall(call) => {
                 let subagent = call.agent_id.as_ref().and_then(|id| {
-                    let k = session.subagents.iter().position(|s| s.agent_id == *id)?;
-                    used[k] = true;
                     Some(SubagentTurns {
                         agent_id: id.clone(),
-                        turns: turns_of(&session.subagents[k].session),
+                        turns: linked.take(id)?,
                     })
                 });
                 // The call's own failure record wins; else the subagent's last failed turn.
@@ -296,7 +376,7 @@ fn turn(
                             .and_then(|s| s.turns.iter().rev().find_map(|t| t.failure.clone()))
                     });
                 Step::Tool(Box::new(ToolStep {
-                    call: (**call).clone(),
+                    call: *call,
                     timestamp: ts,
                     subagent,
                     failure,

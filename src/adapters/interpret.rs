@@ -4,6 +4,7 @@
 //! the table that translates each. [`super::normalize`] turns them into canonical events.
 
 use serde_json::Value as Json;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 
 use super::spec::{
@@ -205,31 +206,32 @@ impl<'a> Interpreter<'a> {
         if let Some(cwd) = s
             .cwd
             .as_ref()
-            .and_then(|v| eval_str(v, record, record))
+            .and_then(|v| eval_text(v, record, record))
             .filter(|v| !v.is_empty())
         {
             if facts.cwd.is_none() {
-                facts.cwd = Some(cwd.clone());
+                facts.cwd = Some(cwd.clone().into_owned());
             }
-            if !facts.cwds.contains(&cwd) {
-                facts.cwds.push(cwd);
+            if !facts.cwds.iter().any(|c| *c == cwd) {
+                facts.cwds.push(cwd.into_owned());
             }
         }
         if let Some(ts) = s
             .timestamp
             .as_ref()
-            .and_then(|v| eval_str(v, record, record))
+            .and_then(|v| eval_text(v, record, record))
         {
-            if facts.started_at.as_ref().is_none_or(|t| ts < *t) {
-                facts.started_at = Some(ts.clone());
+            if facts.started_at.as_deref().is_none_or(|t| *ts < *t) {
+                facts.started_at = Some(ts.clone().into_owned());
             }
-            if facts.ended_at.as_ref().is_none_or(|t| ts > *t) {
-                facts.ended_at = Some(ts);
+            if facts.ended_at.as_deref().is_none_or(|t| *ts > *t) {
+                facts.ended_at = Some(ts.into_owned());
             }
         }
         if let Some(u) = &s.usage
-            && let Some(key) = eval_str(&u.key, record, record)
-            && self.seen_usage.insert(key)
+            && let Some(key) = eval_text(&u.key, record, record)
+            && !self.seen_usage.contains(key.as_ref())
+            && self.seen_usage.insert(key.into_owned())
         {
             let sum = |specs: &[ValueSpec]| -> Option<u64> {
                 let vals: Vec<u64> = specs
@@ -426,63 +428,122 @@ fn holds(cond: &Condition, item: &Json, record: &Json) -> bool {
 
 fn resolve<'j>(p: &Pointer, item: &'j Json, record: &'j Json) -> Option<&'j Json> {
     let base = if p.from_record { record } else { item };
-    base.pointer(&p.path)
+    lookup(base, &p.path)
+}
+
+/// `Value::pointer` without its allocation of every step: rules follow pointers many times per
+/// record. Same semantics: `~1` is `/`, `~0` is `~`, array indexes without a sign or leading
+/// zero.
+pub(crate) fn lookup<'j>(value: &'j Json, pointer: &str) -> Option<&'j Json> {
+    if pointer.is_empty() {
+        return Some(value);
+    }
+    let rest = pointer.strip_prefix('/')?;
+    let mut at = value;
+    for step in rest.split('/') {
+        let step: std::borrow::Cow<'_, str> = if step.contains('~') {
+            step.replace("~1", "/").replace("~0", "~").into()
+        } else {
+            step.into()
+        };
+        at = match at {
+            Json::Object(map) => map.get(step.as_ref())?,
+            Json::Array(items) => items.get(array_index(&step)?)?,
+            _ => return None,
+        };
+    }
+    Some(at)
+}
+
+/// An array index as JSON pointers write it: digits, no sign, no leading zero.
+fn array_index(step: &str) -> Option<usize> {
+    if step.starts_with('+') || (step.starts_with('0') && step.len() != 1) {
+        return None;
+    }
+    step.parse().ok()
 }
 
 /// Evaluates a value before any table: the first present pointer, flattened and captured.
 pub(crate) fn eval(spec: &ValueSpec, item: &Json, record: &Json) -> Option<Json> {
+    eval_cow(spec, item, record).map(Cow::into_owned)
+}
+
+/// [`eval`], borrowing from the record where no step changes the value, so only what is kept
+/// is copied (a tool output is read once for its text and once for its exit code).
+fn eval_cow<'j>(spec: &ValueSpec, item: &'j Json, record: &'j Json) -> Option<Cow<'j, Json>> {
     let found = spec
         .at
         .iter()
         .filter_map(|p| resolve(p, item, record))
         .find(|v| !v.is_null());
-    let mut value = match found {
-        Some(v) => v.clone(),
-        None => match spec.first_of.iter().find_map(|alt| eval(alt, item, record)) {
+    let mut value: Cow<'j, Json> = match found {
+        Some(v) => Cow::Borrowed(v),
+        None => match spec
+            .first_of
+            .iter()
+            .find_map(|alt| eval_cow(alt, item, record))
+        {
             Some(v) => v,
-            None => spec.constant.clone()?,
+            None => Cow::Owned(spec.constant.clone()?),
         },
     };
-    if spec.json {
-        value = match &value {
-            Json::String(s) => serde_json::from_str(s).ok()?,
-            _ => value,
-        };
+    if spec.json
+        && let Json::String(s) = value.as_ref()
+    {
+        value = Cow::Owned(serde_json::from_str(s).ok()?);
     }
     if let Some(p) = &spec.pick {
-        value = value.pointer(&p.path).filter(|v| !v.is_null())?.clone();
+        value = match value {
+            Cow::Borrowed(v) => Cow::Borrowed(lookup(v, &p.path).filter(|v| !v.is_null())?),
+            Cow::Owned(v) => Cow::Owned(lookup(&v, &p.path).filter(|v| !v.is_null())?.clone()),
+        };
     }
     if let Some(sep) = &spec.join
-        && let Json::Array(items) = &value
+        && let Json::Array(items) = value.as_ref()
     {
         let parts: Vec<String> = items.iter().map(scalar_string).collect();
-        value = Json::String(parts.join(sep));
+        value = Cow::Owned(Json::String(parts.join(sep)));
     }
     if spec.epoch_ms {
-        value = Json::String(from_epoch_ms(&value)?);
+        value = Cow::Owned(Json::String(from_epoch_ms(&value)?));
     }
     if spec.variant {
-        value = Json::String(variant_name(&value)?);
+        value = Cow::Owned(Json::String(variant_name(&value)?));
     }
-    if spec.text {
-        value = Json::String(flatten_text(&value)?);
-    }
+    let text = if spec.text {
+        Some(flatten_text(&value)?)
+    } else {
+        None
+    };
     if let Some(re) = &spec.regex {
-        let text = match &value {
-            Json::String(s) => s.clone(),
-            other => scalar_string(other),
+        let text = match text {
+            Some(t) => t,
+            None => match value.as_ref() {
+                Json::String(s) => Cow::Borrowed(s.as_str()),
+                other => Cow::Owned(scalar_string(other)),
+            },
         };
         let caps = re.captures(&text)?;
         let m = caps.get(1).or_else(|| caps.get(0))?;
-        value = Json::String(m.as_str().to_owned());
+        return Some(Cow::Owned(Json::String(m.as_str().to_owned())));
     }
-    Some(value)
+    match text {
+        Some(t) => Some(Cow::Owned(Json::String(t.into_owned()))),
+        None => Some(value),
+    }
 }
 
 fn eval_str(spec: &ValueSpec, item: &Json, record: &Json) -> Option<String> {
-    eval(spec, item, record).map(|v| match v {
-        Json::String(s) => s,
-        other => scalar_string(&other),
+    eval_text(spec, item, record).map(Cow::into_owned)
+}
+
+/// A value's text, borrowed from the record when no step changed it.
+fn eval_text<'j>(spec: &ValueSpec, item: &'j Json, record: &'j Json) -> Option<Cow<'j, str>> {
+    Some(match eval_cow(spec, item, record)? {
+        Cow::Borrowed(Json::String(s)) => Cow::Borrowed(s.as_str()),
+        Cow::Borrowed(other) => Cow::Owned(scalar_string(other)),
+        Cow::Owned(Json::String(s)) => Cow::Owned(s),
+        Cow::Owned(other) => Cow::Owned(scalar_string(&other)),
     })
 }
 
@@ -517,20 +578,29 @@ fn variant_name(v: &Json) -> Option<String> {
     }
 }
 
-/// Text that is a string, a list of strings or text parts, or an object with `text`.
-fn flatten_text(v: &Json) -> Option<String> {
+/// Text that is a string, a list of strings or text parts, or an object with `text`
+/// (borrowed when it is one string).
+fn flatten_text(v: &Json) -> Option<Cow<'_, str>> {
     match v {
-        Json::String(s) => Some(s.clone()),
+        Json::String(s) => Some(Cow::Borrowed(s)),
         Json::Array(items) => {
-            let parts: Vec<String> = items.iter().filter_map(flatten_text).collect();
-            Some(parts.join("\n"))
+            let mut out = String::new();
+            let mut first = true;
+            for part in items.iter().filter_map(flatten_text) {
+                if !first {
+                    out.push('\n');
+                }
+                out.push_str(&part);
+                first = false;
+            }
+            Some(Cow::Owned(out))
         }
         Json::Object(map) => match map.get("text") {
-            Some(Json::String(s)) => Some(s.clone()),
+            Some(Json::String(s)) => Some(Cow::Borrowed(s)),
             _ => None,
         },
         Json::Null => None,
-        other => Some(other.to_string()),
+        other => Some(Cow::Owned(other.to_string())),
     }
 }
 
@@ -549,7 +619,7 @@ fn patch(spec: &PatchSpec, item: &Json, record: &Json) -> Option<String> {
                 out.push_str(&format!("--- {path}\n+++ {path}\n"));
             }
             for hunk in &hunks {
-                let num = |ptr: &str| hunk.pointer(ptr).and_then(Json::as_u64).unwrap_or(0);
+                let num = |ptr: &str| lookup(hunk, ptr).and_then(Json::as_u64).unwrap_or(0);
                 out.push_str(&format!(
                     "@@ -{},{} +{},{} @@\n",
                     num(&fields.old_start),
@@ -557,7 +627,7 @@ fn patch(spec: &PatchSpec, item: &Json, record: &Json) -> Option<String> {
                     num(&fields.new_start),
                     num(&fields.new_lines)
                 ));
-                if let Some(Json::Array(lines)) = hunk.pointer(&fields.lines) {
+                if let Some(Json::Array(lines)) = lookup(hunk, &fields.lines) {
                     for line in lines.iter().filter_map(Json::as_str) {
                         out.push_str(line);
                         out.push('\n');

@@ -10,6 +10,7 @@ use std::time::SystemTime;
 
 use super::interpret::{Interpreter, Raw};
 use super::joined;
+use super::needs::{self, Needs};
 use super::normalize::Normalizer;
 use super::spec::{AdapterSpec, Condition, InputFormat, InputSpec, Pointer, ReplaySpec};
 use super::{Adapter, AdapterSet};
@@ -101,7 +102,7 @@ pub fn sessions_in(input: &Path, set: &AdapterSet, harness: &str) -> Option<Vec<
         return None;
     }
     if input.is_dir() {
-        let (_, layout, root) = find_tree(input, set, Some(adapter))?;
+        let (_, layout, root, _) = find_tree(input, set, Some(adapter))?;
         return joined::session_ids(&root, layout).ok();
     }
     let layout = forced_layout(input, adapter);
@@ -132,9 +133,11 @@ pub fn load_session(
         None => None,
     };
     if input.is_dir()
-        && let Some((adapter, layout, root)) = find_tree(input, set, forced)
+        && let Some((adapter, layout, root, read)) = find_tree(input, set, forced)
     {
-        return read_session(&root, adapter, layout, session);
+        // Detection read the whole tree already; it is the session unless one was asked for.
+        let read = if session.is_none() { Some(read) } else { None };
+        return read_session(&root, adapter, layout, session, read);
     }
     let main = if input.is_dir() {
         newest_session_file(input, set, forced)?
@@ -145,7 +148,7 @@ pub fn load_session(
         Some(a) => (a, forced_layout(&main, a)),
         None => detect_layout(&main, set)?,
     };
-    read_session(&main, adapter, layout, session)
+    read_session(&main, adapter, layout, session, None)
 }
 
 /// Every input layout of an adapter: the main one, then `input.layouts`.
@@ -153,12 +156,16 @@ fn layouts(spec: &AdapterSpec) -> impl Iterator<Item = &InputSpec> {
     std::iter::once(&spec.input).chain(spec.input.layouts.iter())
 }
 
-/// The first `tree` layout (of the forced adapter, or of any) whose session files are in `dir`.
+/// A joined input as read, with the warnings met reading it.
+type JoinedRead = (joined::Joined, Vec<Warning>);
+
+/// The first `tree` layout (of the forced adapter, or of any) whose session files are in `dir`,
+/// with what reading its (latest) session gave.
 fn find_tree<'a>(
     dir: &Path,
     set: &'a AdapterSet,
     forced: Option<&'a Adapter>,
-) -> Option<(&'a Adapter, &'a InputSpec, PathBuf)> {
+) -> Option<(&'a Adapter, &'a InputSpec, PathBuf, JoinedRead)> {
     let adapters: Vec<&Adapter> = match forced {
         Some(a) => vec![a],
         None => set.iter().collect(),
@@ -170,12 +177,14 @@ fn find_tree<'a>(
                 let root = joined::tree_root(dir, l.join.as_ref()?)?;
                 // A folder that merely looks like the layout must also hold records the
                 // adapter recognises.
-                let records = joined::read(&root, l, None, &mut Vec::new()).ok()?.records;
-                let recognised = records
+                let mut warnings = Vec::new();
+                let read = joined::read(&root, l, None, &mut warnings).ok()?;
+                let recognised = read
+                    .records
                     .iter()
                     .take(DETECT_RECORDS)
                     .any(|r| a.spec.detect.iter().any(|c| detect_holds(c, r)));
-                recognised.then_some((a, l, root))
+                recognised.then_some((a, l, root, (read, warnings)))
             })
     })
 }
@@ -205,6 +214,7 @@ fn read_session(
     adapter: &Adapter,
     layout: &InputSpec,
     want: Option<&str>,
+    read: Option<JoinedRead>,
 ) -> Result<Loaded, InputError> {
     let spec = &adapter.spec;
     let source = display_name(main);
@@ -213,12 +223,18 @@ fn read_session(
     let mut children = Vec::new();
     let count = match layout.format {
         InputFormat::Tree | InputFormat::Sqlite => {
-            let joined = joined::read(main, layout, want, &mut warnings).map_err(|e| {
-                InputError::Nothing {
-                    path: main.to_owned(),
-                    reason: e.to_string(),
+            let joined = match read {
+                Some((joined, met)) => {
+                    warnings.extend(met);
+                    joined
                 }
-            })?;
+                None => joined::read(main, layout, want, &mut warnings).map_err(|e| {
+                    InputError::Nothing {
+                        path: main.to_owned(),
+                        reason: e.to_string(),
+                    }
+                })?,
+            };
             children = joined.children;
             let records = group(spec, joined.records);
             for (i, rec) in records.iter().enumerate() {
@@ -401,13 +417,16 @@ fn read_records(
         source: e,
     };
     let mut reader = open(path).map_err(io)?;
+    // Each line is parsed into only what the adapter reads.
+    let needs = Needs::of(spec);
     let mut replayed = spec.records.replay.as_ref().map(Replay::new);
     let grouped = spec.records.group_by.is_some();
     let mut held: Vec<(usize, Json)> = Vec::new();
-    let mut each = |interp: &mut Interpreter<'_>, line: usize, rec: &Json| match replayed.as_mut() {
-        Some(r) => r.push(line, rec.clone()),
-        None if grouped => held.push((line, rec.clone())),
-        None => interp.record(line, rec),
+    // Records kept for replay or regrouping are moved there, not copied.
+    let mut each = |interp: &mut Interpreter<'_>, line: usize, rec: Json| match replayed.as_mut() {
+        Some(r) => r.push(line, rec),
+        None if grouped => held.push((line, rec)),
+        None => interp.record(line, &rec),
     };
     let count = match format_of(layout, path) {
         InputFormat::Tree | InputFormat::Sqlite => {
@@ -431,9 +450,9 @@ fn read_records(
                 empty = false;
                 line_no += 1;
                 let complete = buf.last() == Some(&b'\n');
-                if let Some(rec) = parse_line(&buf, complete, source, line_no, warnings) {
+                if let Some(rec) = parse_line(&buf, &needs, complete, source, line_no, warnings) {
                     count += 1;
-                    each(interp, line_no, &rec);
+                    each(interp, line_no, rec);
                 }
             }
             if empty {
@@ -461,10 +480,11 @@ fn read_records(
             };
             // Session facts of the document itself (its id, start time) come first.
             interp.facts_only(&doc);
-            for (i, rec) in records.iter().enumerate() {
+            let count = records.len();
+            for (i, rec) in records.into_iter().enumerate() {
                 each(interp, i + 1, rec);
             }
-            records.len()
+            count
         }
     };
     if let Some(r) = replayed {
@@ -504,7 +524,7 @@ impl<'s> Replay<'s> {
     }
 
     fn key(p: &Pointer, rec: &Json) -> Option<String> {
-        rec.pointer(&p.path)
+        super::interpret::lookup(rec, &p.path)
             .filter(|v| !v.is_null())
             .map(super::interpret::scalar_string)
     }
@@ -522,7 +542,11 @@ impl<'s> Replay<'s> {
             }
             return;
         }
-        if let Some(Json::Array(list)) = self.spec.reset.as_ref().and_then(|p| rec.pointer(&p.path))
+        if let Some(Json::Array(list)) = self
+            .spec
+            .reset
+            .as_ref()
+            .and_then(|p| super::interpret::lookup(&rec, &p.path))
         {
             let list = list.clone();
             self.records.clear();
@@ -552,6 +576,7 @@ impl<'s> Replay<'s> {
 
 fn parse_line(
     buf: &[u8],
+    needs: &Needs,
     complete: bool,
     source: &str,
     line: usize,
@@ -572,7 +597,7 @@ fn parse_line(
     if trimmed.is_empty() {
         return None;
     }
-    match serde_json::from_str::<Json>(trimmed) {
+    match needs::parse(trimmed, needs) {
         Ok(v @ Json::Object(_)) => Some(v),
         Ok(_) => {
             warnings.push(Warning::at_line(
@@ -699,7 +724,7 @@ fn group_indexed(spec: &AdapterSpec, records: Vec<Json>) -> Vec<(usize, Json)> {
         return records.into_iter().enumerate().collect();
     };
     let text = |r: &Json, p: &super::spec::Pointer| {
-        r.pointer(&p.path)
+        super::interpret::lookup(r, &p.path)
             .filter(|v| !v.is_null())
             .map(super::interpret::scalar_string)
     };
@@ -949,21 +974,28 @@ mod tests {
     #[test]
     fn parse_line_names_truncation_and_bad_json() {
         let mut w = Vec::new();
-        assert!(parse_line(br#"{"a":"#, false, "f.jsonl", 3, &mut w).is_none());
+        assert!(parse_line(br#"{"a":"#, &Needs::all(), false, "f.jsonl", 3, &mut w).is_none());
         assert!(
             w[0].to_string()
                 .starts_with("f.jsonl:3: truncated last line")
         );
-        assert!(parse_line(b"{nope}\n", true, "f.jsonl", 4, &mut w).is_none());
+        assert!(parse_line(b"{nope}\n", &Needs::all(), true, "f.jsonl", 4, &mut w).is_none());
         assert!(w[1].to_string().starts_with("f.jsonl:4: not valid JSON"));
-        assert!(parse_line(b"[1]\n", true, "f.jsonl", 5, &mut w).is_none());
+        assert!(parse_line(b"[1]\n", &Needs::all(), true, "f.jsonl", 5, &mut w).is_none());
         assert!(w[2].message.contains("not a JSON object"));
     }
 
     #[test]
     fn parse_line_keeps_a_record_with_invalid_utf8() {
         let mut w = Vec::new();
-        let rec = parse_line(b"{\"a\":\"x\xffy\"}\n", true, "f.jsonl", 1, &mut w);
+        let rec = parse_line(
+            b"{\"a\":\"x\xffy\"}\n",
+            &Needs::all(),
+            true,
+            "f.jsonl",
+            1,
+            &mut w,
+        );
         assert_eq!(rec, Some(serde_json::json!({"a": "x\u{fffd}y"})));
         assert!(w[0].message.contains("invalid UTF-8"));
     }

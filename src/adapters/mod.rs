@@ -5,12 +5,14 @@
 //! - [`load`]: reading input files and detecting their harness;
 //! - `interpret`: applying an adapter's rules to records;
 //! - `joined`: folder trees and SQLite databases joined into records;
+//! - `needs`: what of a record an adapter reads, so lines are parsed into only that;
 //! - [`normalize`]: the single seam where vendor words become canonical values.
 
 pub mod builtin;
 pub(crate) mod interpret;
 pub(crate) mod joined;
 pub mod load;
+pub(crate) mod needs;
 pub mod normalize;
 pub mod spec;
 

@@ -298,10 +298,7 @@ impl<'a> Normalizer<'a> {
             &mut self.unmapped,
         );
         let kind = self.tool_kind(call.kind.as_ref());
-        let input_size = match &call.input {
-            Json::Null => 0,
-            v => v.to_string().len(),
-        };
+        let input_size = crate::events::json_len(&call.input);
         let agent_id = result.as_ref().and_then(|(r, _)| r.agent_id.clone());
         let result = result.map(|(r, rts)| {
             let output = r.output.unwrap_or_default();

@@ -135,6 +135,17 @@ impl<T> Deref for Redacted<T> {
     }
 }
 
+impl Redacted<Session> {
+    /// Moves the events and subagents out, leaving the session's facts: for a stage that
+    /// builds its own structures from them without copying their text.
+    pub fn take_events(&mut self) -> (Vec<Event>, Vec<crate::events::Subagent>) {
+        (
+            std::mem::take(&mut self.0.events),
+            std::mem::take(&mut self.0.subagents),
+        )
+    }
+}
+
 /// Redacts every string of a session, subagents included.
 pub fn apply(mut session: Session, policy: &Policy) -> Redacted<Session> {
     redact_session(&mut session, policy);
@@ -202,10 +213,7 @@ fn redact_event(event: &mut Event, policy: &Policy) {
             }
             call.paths.iter_mut().for_each(|p| policy.in_place(p));
             // Sizes describe what the reader is shown, so they are measured after redaction.
-            call.input_size = match &call.input {
-                Json::Null => 0,
-                v => v.to_string().len(),
-            };
+            call.input_size = crate::events::json_len(&call.input);
             if let Some(r) = &mut call.result {
                 if let Some(t) = &mut r.timestamp {
                     policy.in_place(t);

@@ -236,9 +236,15 @@ impl Engine {
         for &i in &self.always {
             on[i] = true;
         }
-        // Most strings hold no keyword at all: a plain search says so without visiting every
-        // overlapping match.
-        if let Some(ac) = self.keywords.as_ref().filter(|ac| ac.is_match(text)) {
+        // Most short strings hold no keyword at all: a plain search says so without visiting
+        // every overlapping match. A long text (a tool output) nearly always holds one, and
+        // the plain search would only read it twice.
+        const SHORT: usize = 4096;
+        if let Some(ac) = self
+            .keywords
+            .as_ref()
+            .filter(|ac| text.len() > SHORT || ac.is_match(text))
+        {
             for m in ac.find_overlapping_iter(text) {
                 for &r in &self.keyword_rules[m.pattern().as_usize()] {
                     on[r] = true;

@@ -26,16 +26,20 @@ pub struct RunInfo {
 /// Builds the report model from a projection and the session's facts.
 pub fn build(
     session: &Redacted<Session>,
-    projection: &Projection,
+    projection: Projection,
     run: &RunInfo,
     skipped: &[(String, usize)],
     warnings: &[Warning],
 ) -> Report {
     let f = &session.facts;
-    let turns: Vec<TurnView> = projection.turns.iter().map(|t| turn_view(t, "")).collect();
+    let turns: Vec<TurnView> = projection
+        .turns
+        .into_iter()
+        .map(|t| turn_view(t, ""))
+        .collect();
     let unlinked_subagents = projection
         .unlinked
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(i, s)| subagent_view(s, &format!("u{}", i + 1)))
         .collect::<Vec<_>>();
@@ -122,11 +126,12 @@ pub fn for_each_call(turns: &[TurnView], f: &mut impl FnMut(&ToolCallView)) {
     }
 }
 
-fn turn_view(turn: &Turn, prefix: &str) -> TurnView {
+fn turn_view(turn: Turn, prefix: &str) -> TurnView {
     let id = format!("{prefix}t{}", turn.number);
+    let counts = turn.counts();
     let steps: Vec<StepView> = turn
         .steps
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(i, s)| step_view(s, &format!("{id}-s{}", i + 1)))
         .collect();
@@ -161,17 +166,16 @@ fn turn_view(turn: &Turn, prefix: &str) -> TurnView {
             })
             .collect(),
     };
-    let counts = turn.counts();
     TurnView {
-        prompt: turn.prompt.as_ref().map(|p| TextView {
+        prompt: turn.prompt.map(|p| TextView {
             id: format!("{id}-p"),
-            text: p.value.clone(),
-            timestamp: p.timestamp.clone(),
+            text: p.value,
+            timestamp: p.timestamp,
         }),
-        response: turn.response.as_ref().map(|r| TextView {
+        response: turn.response.map(|r| TextView {
             id: format!("{id}-r"),
-            text: r.value.clone(),
-            timestamp: r.timestamp.clone(),
+            text: r.value,
+            timestamp: r.timestamp,
         }),
         number: turn.number,
         steps,
@@ -182,7 +186,7 @@ fn turn_view(turn: &Turn, prefix: &str) -> TurnView {
             process_events: counts.process_events,
         },
         outcome,
-        failure: turn.failure.clone(),
+        failure: turn.failure,
         id,
     }
 }
@@ -215,65 +219,70 @@ fn group_edits(
     out
 }
 
-fn step_view(step: &Step, id: &str) -> StepView {
+fn step_view(step: Step, id: &str) -> StepView {
     let id = id.to_owned();
     match step {
         Step::Assistant(t) => StepView::Assistant(TextView {
             id,
-            text: t.value.clone(),
-            timestamp: t.timestamp.clone(),
+            text: t.value,
+            timestamp: t.timestamp,
         }),
         Step::Thinking(t) => StepView::Thinking {
             id,
-            text: t.value.clone(),
-            timestamp: t.timestamp.clone(),
+            text: t.value,
+            timestamp: t.timestamp,
         },
-        Step::Interrupt(ts) => StepView::Interrupt {
-            id,
-            timestamp: ts.clone(),
-        },
+        Step::Interrupt(ts) => StepView::Interrupt { id, timestamp: ts },
         Step::Compaction(t) => StepView::Compaction {
             id,
-            summary: t.value.clone(),
-            timestamp: t.timestamp.clone(),
+            summary: t.value,
+            timestamp: t.timestamp,
         },
         Step::Tool(tool) => {
-            let c = &tool.call;
-            let subagent = tool
-                .subagent
-                .as_ref()
-                .map(|s| subagent_view(s, &format!("{id}-")));
+            let tool = *tool;
+            let c = tool.call;
+            let subagent = tool.subagent.map(|s| subagent_view(s, &format!("{id}-")));
+            let (result_size, output, exit_code, patch, result_timestamp) = match c.result {
+                Some(r) => (
+                    Some(r.size),
+                    Some(r.output),
+                    r.exit_code,
+                    r.patch,
+                    r.timestamp,
+                ),
+                None => (None, None, None, None, None),
+            };
             StepView::ToolCall(Box::new(ToolCallView {
-                call_id: c.call_id.clone(),
-                name: c.name.clone(),
+                call_id: c.call_id,
+                name: c.name,
                 kind: c.kind,
                 status: c.status,
                 status_basis: c.basis,
-                command: c.command.clone(),
-                paths: c.paths.clone(),
-                input: c.input.clone(),
+                command: c.command,
+                paths: c.paths,
+                input: c.input,
                 input_size: c.input_size,
-                result_size: c.result.as_ref().map(|r| r.size),
-                output: c.result.as_ref().map(|r| r.output.clone()),
-                exit_code: c.result.as_ref().and_then(|r| r.exit_code),
-                patch: c.result.as_ref().and_then(|r| r.patch.clone()),
-                timestamp: tool.timestamp.clone(),
-                result_timestamp: c.result.as_ref().and_then(|r| r.timestamp.clone()),
+                result_size,
+                output,
+                exit_code,
+                patch,
+                timestamp: tool.timestamp,
+                result_timestamp,
                 subagent,
-                failure: tool.failure.clone(),
+                failure: tool.failure,
                 id,
             }))
         }
     }
 }
 
-fn subagent_view(sub: &SubagentTurns, prefix: &str) -> SubagentView {
+fn subagent_view(sub: SubagentTurns, prefix: &str) -> SubagentView {
     SubagentView {
         id: format!("{prefix}a"),
-        agent_id: sub.agent_id.clone(),
+        agent_id: sub.agent_id,
         turns: sub
             .turns
-            .iter()
+            .into_iter()
             .map(|t| turn_view(t, &format!("{prefix}a-")))
             .collect(),
     }
