@@ -13,7 +13,7 @@
   }
 
   // Stored blocks: past the page's inline budget, whole turns (and a large turn's steps) are
-  // gzip-compressed in data blocks, each leaving a stub. The blocks are taken out of the
+  // zstd-compressed in data blocks, each leaving a stub; the page carries fzstd to read them. The blocks are taken out of the
   // document at load (keeping it small) and decoded into place when the reader scrolls to a
   // stub, opens a Process, follows a link into a stored turn, searches or filters.
   var stored = {}, parents = {}, blockOf = {}, decoded = {}, texts = {}, watcher = null;
@@ -24,7 +24,7 @@
       if (s.hasAttribute("data-in")) parents[id] = s.getAttribute("data-in");
       s.parentNode.removeChild(s);
     });
-    if (window.IntersectionObserver && window.DecompressionStream) {
+    if (window.IntersectionObserver && window.fzstd) {
       watcher = new IntersectionObserver(function (seen) {
         seen.forEach(function (e) { if (e.isIntersecting) open(e.target.getAttribute("data-block")); });
       }, { rootMargin: "1500px 0px" });
@@ -39,10 +39,11 @@
   function holders(id) { return all('[data-block="' + id + '"]'); }
   function decode(id) {
     if (decoded[id]) return decoded[id];
-    var bin = atob(stored[id].trim()), bytes = new Uint8Array(bin.length);
-    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    decoded[id] = new Response(stream).text();
+    decoded[id] = new Promise(function (done) {
+      var bin = atob(stored[id].trim()), bytes = new Uint8Array(bin.length);
+      for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+      done(new TextDecoder().decode(window.fzstd.decompress(bytes)));
+    });
     return decoded[id];
   }
   // The blocks' HTML was written and sanitized by tracebook like the rest of the page.
@@ -61,7 +62,7 @@
   }
   // Decodes and places a block, after the block that holds its placeholder.
   function open(id) {
-    if (!(id in stored) || !window.DecompressionStream) return Promise.resolve();
+    if (!(id in stored) || !window.fzstd) return Promise.resolve();
     var first = parents[id] in stored ? open(parents[id]) : Promise.resolve();
     return first.then(function () { return decode(id); })
       .then(function (html) { place(id, html); }, function () { /* left stored */ });
@@ -73,7 +74,7 @@
   }
   // The plain text of every stored block, decoded once, for search.
   function storedTexts() {
-    if (!window.DecompressionStream) return Promise.resolve();
+    if (!window.fzstd) return Promise.resolve();
     return Promise.all(storedIds().map(function (id) {
       if (texts[id] !== undefined) return null;
       return decode(id).then(function (html) {
@@ -109,15 +110,20 @@
   }
 
   // Times in the reader's zone; the UTC original on hover.
+  // One formatter for the page: making one per time costs more than the page's layout.
+  var stamp = null;
   function localTimes(scope) {
+    if (!stamp) {
+      stamp = new Intl.DateTimeFormat(undefined, {
+        year: "numeric", month: "short", day: "numeric",
+        hour: "2-digit", minute: "2-digit", second: "2-digit"
+      });
+    }
     all("time[datetime]", scope).forEach(function (t) {
       var iso = t.getAttribute("datetime"), d = new Date(iso);
       if (isNaN(d.getTime())) return;
       t.title = iso + " (UTC)";
-      t.textContent = d.toLocaleString(undefined, {
-        year: "numeric", month: "short", day: "numeric",
-        hour: "2-digit", minute: "2-digit", second: "2-digit"
-      });
+      t.textContent = stamp.format(d);
     });
   }
 

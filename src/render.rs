@@ -18,6 +18,12 @@ use crate::report::model::{OutcomeView, Report, StepView, SubagentView, ToolCall
 
 const CSS: &str = include_str!("../assets/report.css");
 const JS: &str = include_str!("../assets/report.js");
+/// fzstd (MIT, `assets/vendor/fzstd.LICENSE`): the zstd decoder a page with stored turns
+/// carries, about 8 KB.
+const DECODER: &str = concat!(
+    "/*! fzstd 0.1.1 (c) 2020 Arjun Barrett, MIT License */\n",
+    include_str!("../assets/vendor/fzstd.js")
+);
 
 /// Output longer than this many lines is split: the rest sits in a closed fold.
 const OUTPUT_HEAD_LINES: usize = 80;
@@ -28,15 +34,16 @@ const OUTPUT_HEAD_BYTES: usize = 16 * 1024;
 /// A file read up to this size is highlighted whole; a longer one only in its shown head.
 const HIGHLIGHT_WHOLE_BYTES: usize = 16 * 1024;
 
-static CSP: LazyLock<String> = LazyLock::new(|| csp_for(JS, CSS));
+static CSP: LazyLock<String> = LazyLock::new(|| csp_for(&[DECODER, JS], CSS));
 
-/// The Content-Security-Policy of a page whose only script and style are `js` and `css`,
+/// The Content-Security-Policy of a page whose only scripts and style are `js` and `css`,
 /// allowed by hash; every network load is forbidden.
-fn csp_for(js: &str, css: &str) -> String {
+fn csp_for(js: &[&str], css: &str) -> String {
+    let scripts: Vec<String> = js.iter().map(|j| format!("'{}'", hash(j))).collect();
     format!(
-        "default-src 'none'; script-src '{}'; style-src '{}'; img-src data:; \
+        "default-src 'none'; script-src {}; style-src '{}'; img-src data:; \
          base-uri 'none'; form-action 'none'",
-        hash(js),
+        scripts.join(" "),
         hash(css)
     )
 }
@@ -64,7 +71,7 @@ pub enum View {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Storage {
     /// Whole turns as HTML while `inline` bytes of it last; later turns are stored
-    /// gzip-compressed in inert data blocks of about `block` bytes of HTML, each turn leaving a
+    /// zstd-compressed in inert data blocks of about `block` bytes of HTML, each turn leaving a
     /// short stub, which the page's script decodes as the reader scrolls to them, follows a link
     /// into them, searches or filters. A stored turn's steps over `block` bytes (and the first
     /// turn's, whose prompt and response always stay HTML) get a block of their own, decoded
@@ -136,50 +143,58 @@ fn page(report: &Report, view: View, storage: Storage) -> askama::Result<Noteboo
     // The turns and the embedded report are the two large pieces: made side by side. The
     // highlighter remembers work per page, so it lives with the turns.
     let (parts, data) = rayon::join(
-        || -> askama::Result<(String, String, usize)> {
+        || -> askama::Result<(String, String, Stored)> {
             let hl = Highlighter::new();
             let page = TurnsTemplate {
                 turns: &report.turns,
                 hl: &hl,
             };
-            let (turns, caught) = match storage {
+            let (turns, stored) = match storage {
                 Storage::Budget { inline, block } => page.within(inline, block)?,
-                Storage::Inline => (page.inline()?, 0),
+                Storage::Inline => (page.inline()?, Stored::default()),
             };
             let mut unlinked = String::new();
             for sub in &report.unlinked_subagents {
                 unlinked.push_str(&SubagentTemplate { sub, hl: &hl }.render()?);
             }
-            Ok((turns, unlinked, caught))
+            Ok((turns, unlinked, stored))
         },
         || embedded_report(report),
     );
-    let (turns, unlinked, caught) = parts?;
+    let (turns, unlinked, stored) = parts?;
     let html = PageTemplate {
         report,
         csp: SafeHtml::asset_text(&CSP),
         css: SafeHtml::asset(CSS),
         js: SafeHtml::asset(JS),
+        decoder: (!stored.html.is_empty()).then(|| SafeHtml::asset(DECODER)),
         turns: SafeHtml::rendered(turns),
         unlinked: SafeHtml::rendered(unlinked),
+        stored: SafeHtml::rendered(stored.html),
         data: SafeHtml::rendered(data),
         title: title(report),
         conversation: view == View::Conversation,
         overview: overview(&report.turns),
     }
     .render()?;
-    Ok(Notebook { html, caught })
+    Ok(Notebook {
+        html,
+        caught: stored.caught,
+    })
 }
 
-/// The blocks a page stores compressed, numbered in page order.
+/// The blocks a page stores compressed, numbered in page order, written together after the
+/// notebook (the parser reaches the turns first).
 #[derive(Default)]
-struct Blocks {
+struct Stored {
     last: usize,
+    html: String,
     /// Secrets the final scan found in them.
     caught: usize,
+    zstd: Option<zstd::bulk::Compressor<'static>>,
 }
 
-impl Blocks {
+impl Stored {
     fn next_id(&mut self) -> String {
         self.last += 1;
         format!("b{}", self.last)
@@ -187,18 +202,29 @@ impl Blocks {
 
     /// Writes `html` as the inert data block `id`; `within` names the block whose HTML holds
     /// its placeholder, when that is stored too. The final secret scan runs over the HTML
-    /// before it is compressed, as it runs over the rest of the page after.
-    fn write(&mut self, out: &mut String, id: &str, html: &str, within: Option<&str>) {
+    /// before it is compressed, as it runs over the rest of the page after. The frame records
+    /// its size, so the page's decoder allocates once.
+    fn write(&mut self, id: &str, html: &str, within: Option<&str>) {
         let (html, caught) = crate::privacy::secrets::backstop(html);
         self.caught += caught;
+        let compressed = match &mut self.zstd {
+            Some(z) => z.compress(html.as_bytes()),
+            None => zstd::bulk::Compressor::new(3).and_then(|mut z| {
+                let out = z.compress(html.as_bytes());
+                self.zstd = Some(z);
+                out
+            }),
+        };
+        let out = &mut self.html;
         out.push_str("\n<script type=\"application/octet-stream\" class=\"stored\" data-block=\"");
         out.push_str(id);
         if let Some(parent) = within {
             out.push_str("\" data-in=\"");
             out.push_str(parent);
         }
-        out.push_str("\" data-encoding=\"gzip+base64\">");
-        out.push_str(&Codec::Gzip.base64(|w| w.write_all(html.as_bytes())));
+        out.push_str("\" data-encoding=\"zstd+base64\">");
+        base64::engine::general_purpose::STANDARD
+            .encode_string(compressed.unwrap_or_default(), out);
         out.push_str("</script>");
     }
 }
@@ -223,7 +249,7 @@ impl Chunk {
     /// Writes the block's stub and the block, and starts over. The stub keeps what links,
     /// filters and a reader with JavaScript off need: which turns the block holds, and the
     /// statuses and kinds of their steps.
-    fn flush(&mut self, out: &mut String, blocks: &mut Blocks) {
+    fn flush(&mut self, out: &mut String, blocks: &mut Stored) {
         let (Some(first), Some(last)) = (self.turns.first(), self.turns.last()) else {
             return;
         };
@@ -249,7 +275,7 @@ impl Chunk {
             join(&self.statuses),
             join(&self.kinds)
         ));
-        blocks.write(out, &self.id, &self.html, None);
+        blocks.write(&self.id, &self.html, None);
         *self = Chunk::default();
     }
 }
@@ -258,43 +284,18 @@ fn join(words: &std::collections::BTreeSet<&'static str>) -> String {
     words.iter().copied().collect::<Vec<_>>().join(" ")
 }
 
-/// How a data block of the page is compressed.
-#[derive(Debug, Clone, Copy)]
-enum Codec {
-    /// gzip at its fastest level: what the page's own script decodes
-    /// (`DecompressionStream`), for stored turns.
-    Gzip,
-    /// zstd at level 3: about half gzip's size in less time, for the embedded report, which
-    /// only tools read back.
-    Zstd,
-}
-
-impl Codec {
-    /// What `write` writes, compressed, in base64. Small writes (serde_json's pieces) reach
-    /// the compressor in large blocks: each of its writes costs as much as a small write.
-    fn base64(self, write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) -> String {
-        fn through<W: std::io::Write>(
-            inner: W,
-            write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
-        ) -> std::io::Result<W> {
-            use std::io::Write as _;
-            let mut buf = std::io::BufWriter::with_capacity(256 * 1024, inner);
-            write(&mut buf)?;
-            buf.flush()?;
-            buf.into_inner().map_err(|e| e.into_error())
-        }
-        let bytes = match self {
-            Codec::Gzip => through(
-                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()),
-                write,
-            )
-            .and_then(|gz| gz.finish()),
-            Codec::Zstd => zstd::stream::write::Encoder::new(Vec::new(), 3)
-                .and_then(|z| through(z, write))
-                .and_then(|z| z.finish()),
-        };
-        base64::engine::general_purpose::STANDARD.encode(bytes.unwrap_or_default())
-    }
+/// What `write` writes, zstd-compressed at level 3, in base64. Small writes (serde_json's
+/// pieces) reach the compressor in large blocks: each of its writes costs as much as a small
+/// write itself.
+fn zstd_base64(write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) -> String {
+    use std::io::Write as _;
+    let bytes = zstd::stream::write::Encoder::new(Vec::new(), 3).and_then(|z| {
+        let mut buf = std::io::BufWriter::with_capacity(256 * 1024, z);
+        write(&mut buf)?;
+        buf.flush()?;
+        buf.into_inner().map_err(|e| e.into_error())?.finish()
+    });
+    base64::engine::general_purpose::STANDARD.encode(bytes.unwrap_or_default())
 }
 
 /// Calls of one turn by status (its own calls; a subagent's calls count in its own turns).
@@ -380,11 +381,14 @@ fn overview(turns: &[TurnView]) -> Overview {
     let per_mark = turns.len().div_ceil(MAX_MARKS).max(1);
     let runs: Vec<(&[TurnView], Tally)> = turns
         .chunks(per_mark)
-        .map(|run| {
-            (run, run.iter().map(Tally::of).sum())
-        })
+        .map(|run| (run, run.iter().map(Tally::of).sum()))
         .collect();
-    let max = runs.iter().map(|(_, t)| t.total()).max().unwrap_or(0).max(1);
+    let max = runs
+        .iter()
+        .map(|(_, t)| t.total())
+        .max()
+        .unwrap_or(0)
+        .max(1);
     let marks = runs
         .iter()
         .enumerate()
@@ -490,7 +494,7 @@ fn clean_terminal(text: &str) -> std::borrow::Cow<'_, str> {
 /// (base64 has no `<`), and a small fraction of the JSON's size. The JSON is written straight
 /// into the compressor.
 fn embedded_report(report: &Report) -> String {
-    Codec::Zstd.base64(|w| serde_json::to_writer(w, report).map_err(std::io::Error::from))
+    zstd_base64(|w| serde_json::to_writer(w, report).map_err(std::io::Error::from))
 }
 
 fn title(report: &Report) -> String {
@@ -525,8 +529,11 @@ struct PageTemplate<'a> {
     csp: SafeHtml,
     css: SafeHtml,
     js: SafeHtml,
+    /// The stored blocks' decoder, when the page stores any.
+    decoder: Option<SafeHtml>,
     turns: SafeHtml,
     unlinked: SafeHtml,
+    stored: SafeHtml,
     data: SafeHtml,
     title: String,
     conversation: bool,
@@ -653,12 +660,11 @@ impl TurnsTemplate<'_> {
         Ok(out)
     }
 
-    /// The page's turns as [`Storage::Budget`] describes. Returns the HTML and the secrets
-    /// the final scan found in the stored blocks.
-    fn within(&self, inline: usize, block: usize) -> askama::Result<(String, usize)> {
+    /// The page's turns as [`Storage::Budget`] describes: their HTML, and the stored blocks.
+    fn within(&self, inline: usize, block: usize) -> askama::Result<(String, Stored)> {
         let mut out = String::new();
         let mut left = Some(inline);
-        let mut blocks = Blocks::default();
+        let mut blocks = Stored::default();
         let mut chunk = Chunk::default();
         for (i, turn) in self.turns.iter().enumerate() {
             let steps = self.steps_of(turn)?;
@@ -678,7 +684,7 @@ impl TurnsTemplate<'_> {
             let steps = if !turn.steps.is_empty() && (first || steps.len() > block) {
                 let id = blocks.next_id();
                 let within = (!first).then_some(chunk.id.as_str());
-                blocks.write(&mut out, &id, &steps, within);
+                blocks.write(&id, &steps, within);
                 stored_steps(turn, &id)
             } else {
                 steps
@@ -694,7 +700,7 @@ impl TurnsTemplate<'_> {
             }
         }
         chunk.flush(&mut out, &mut blocks);
-        Ok((out, blocks.caught))
+        Ok((out, blocks))
     }
 
     /// A turn's process steps as HTML (nothing when it has none).
@@ -951,7 +957,7 @@ impl SafeHtml {
 const INDEX_CSS: &str = include_str!("../assets/index.css");
 const INDEX_JS: &str = include_str!("../assets/index.js");
 
-static INDEX_CSP: LazyLock<String> = LazyLock::new(|| csp_for(INDEX_JS, INDEX_CSS));
+static INDEX_CSP: LazyLock<String> = LazyLock::new(|| csp_for(&[INDEX_JS], INDEX_CSS));
 
 /// One row of the batch index.
 #[derive(Debug, Clone)]
@@ -1126,10 +1132,7 @@ mod tests {
             .count();
         assert_eq!(errors, 100, "every run holding a failed call shows it");
         assert!(
-            strip.marks[2]
-                .rects
-                .iter()
-                .any(|r| r.class == "incomplete"),
+            strip.marks[2].rects.iter().any(|r| r.class == "incomplete"),
             "turn 7 is incomplete: {}",
             strip.marks[2].title
         );

@@ -176,6 +176,10 @@ fn stored_turns_decode_to_the_whole_page_in_order() -> anyhow::Result<()> {
     let report = report(&sample)?;
     let whole = render::notebook(&report, View::Full, Storage::Inline)?.html;
     assert!(!whole.contains("class=\"stored\""));
+    assert!(
+        !whole.contains("Arjun Barrett"),
+        "a page that stores nothing carries no decoder"
+    );
     let ids = |html: &str| -> Vec<String> {
         let re = regex::Regex::new(r#" id="([^"]+)""#).expect("pattern");
         re.captures_iter(html).map(|c| c[1].to_owned()).collect()
@@ -189,6 +193,7 @@ fn stored_turns_decode_to_the_whole_page_in_order() -> anyhow::Result<()> {
             inline < 1 << 20,
             "inline {inline}, block {block}"
         );
+        assert_eq!(page.contains("Arjun Barrett"), inline < 1 << 20);
         let placed = place_stored(&page)?;
         assert_eq!(ids(&placed), ids(&whole), "inline {inline}, block {block}");
     }
@@ -198,15 +203,13 @@ fn stored_turns_decode_to_the_whole_page_in_order() -> anyhow::Result<()> {
 /// Decodes every stored block of a page and puts its HTML where its holders stand.
 fn place_stored(page: &str) -> anyhow::Result<String> {
     use base64::Engine as _;
-    use std::io::Read as _;
     let block = regex::Regex::new(
-        r#"\n?<script type="application/octet-stream" class="stored" data-block="(b\d+)"(?: data-in="b\d+")? data-encoding="gzip\+base64">([^<]*)</script>"#,
+        r#"\n?<script type="application/octet-stream" class="stored" data-block="(b\d+)"(?: data-in="b\d+")? data-encoding="zstd\+base64">([^<]*)</script>"#,
     )?;
     let mut stored = Vec::new();
     for c in block.captures_iter(page) {
         let bytes = base64::engine::general_purpose::STANDARD.decode(&c[2])?;
-        let mut html = String::new();
-        flate2::read::GzDecoder::new(bytes.as_slice()).read_to_string(&mut html)?;
+        let html = String::from_utf8(zstd::decode_all(bytes.as_slice())?)?;
         stored.push((c[1].to_owned(), html));
     }
     let mut page = block.replace_all(page, "").into_owned();
