@@ -330,15 +330,21 @@ fn glob(root: &Path, pattern: &str, parent: &Json) -> Vec<PathBuf> {
             let Ok(entries) = std::fs::read_dir(dir) else {
                 continue;
             };
+            // The entry's own type (no system call on most file systems), names first; a
+            // symbolic link is followed to what it points at.
+            let wanted = |t: std::fs::FileType| if last { t.is_file() } else { t.is_dir() };
             let mut found: Vec<PathBuf> = entries
                 .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| if last { p.is_file() } else { p.is_dir() })
-                .filter(|p| {
-                    p.file_name()
-                        .and_then(|n| n.to_str())
+                .filter(|e| {
+                    e.file_name()
+                        .to_str()
                         .is_some_and(|n| super::load::wildcard(&seg, n))
                 })
+                .filter(|e| match e.file_type() {
+                    Ok(t) if !t.is_symlink() => wanted(t),
+                    _ => std::fs::metadata(e.path()).is_ok_and(|m| wanted(m.file_type())),
+                })
+                .map(|e| e.path())
                 .collect();
             found.sort();
             next.extend(found);
