@@ -1,5 +1,6 @@
 //! Throughput of each stage on a generated Claude Code session: parse (adapters → events),
-//! privacy (redaction), projection, and render (report model → HTML). Throughput is counted in
+//! privacy (redaction), projection, report (projection → report model) and render (report
+//! model → HTML). Throughput is counted in
 //! bytes of the input log, so the figures add up to the end-to-end rate.
 //!
 //! The session comes from the shared generator (`gen-claude-session.py --turns 20 --seed 42`),
@@ -62,7 +63,7 @@ fn stages(c: &mut Criterion, input: &Path) -> anyhow::Result<()> {
     let options = Options::default();
     let policy = Policy::new(&loaded.session, &options);
     let redacted = privacy::apply(loaded.session.clone(), &policy);
-    let projected = projection::project(&redacted);
+    let projected = projection::project(&mut redacted.clone());
     let built = report::build(
         &redacted,
         projected.clone(),
@@ -88,19 +89,21 @@ fn stages(c: &mut Criterion, input: &Path) -> anyhow::Result<()> {
         )
     });
     group.bench_function("projection", |b| {
-        b.iter(|| projection::project(black_box(&redacted)))
+        b.iter_batched(
+            || redacted.clone(),
+            |mut session| projection::project(&mut session),
+            criterion::BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("report", |b| {
+        b.iter_batched(
+            || projected.clone(),
+            |p| report::build(&redacted, p, &run_info(), &loaded.skipped, &[]),
+            criterion::BatchSize::LargeInput,
+        )
     });
     group.bench_function("render", |b| {
-        b.iter(|| {
-            let built = report::build(
-                &redacted,
-                projected.clone(),
-                &run_info(),
-                &loaded.skipped,
-                &[],
-            );
-            render::html(&built).map(|h| h.len())
-        })
+        b.iter(|| render::html(black_box(&built)).map(|h| h.len()))
     });
     group.bench_function("backstop", |b| {
         let html = render::html(&built).unwrap_or_default();

@@ -135,7 +135,7 @@ pub fn report_with(
     let mut session = timed("privacy", || privacy::apply(loaded.session, &policy));
     // The projection takes the events over, and the report takes the projection's text over:
     // one copy of the session's text at a time.
-    let projection = timed("projection", || projection::project_moving(&mut session));
+    let projection = timed("projection", || projection::project(&mut session));
     let run = RunInfo {
         generated_at,
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),

@@ -168,20 +168,10 @@ pub struct Projection {
     pub unlinked: Vec<SubagentTurns>,
 }
 
-/// Projects a redacted session into turns.
-pub fn project(session: &Redacted<Session>) -> Projection {
-    let session: &Session = session;
-    project_events(session.events.clone(), session.subagents.clone())
-}
-
-/// [`project`], moving the events and subagents out of the session (its facts stay) so their
-/// text is not copied: the session and its projection never both hold it (issue 7).
-pub fn project_moving(session: &mut Redacted<Session>) -> Projection {
+/// Projects a redacted session into turns, moving its events and subagents out (its facts
+/// stay) so their text is not copied: the session and its projection never both hold it.
+pub fn project(session: &mut Redacted<Session>) -> Projection {
     let (events, subagents) = session.take_events();
-    project_events(events, subagents)
-}
-
-fn project_events(events: Vec<Event>, subagents: Vec<Subagent>) -> Projection {
     let mut linked = Linked::new(subagents, &events);
     let turns = turns(events, &mut linked);
     let unlinked = linked

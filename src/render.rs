@@ -207,14 +207,10 @@ impl Stored {
     fn write(&mut self, id: &str, html: &str, within: Option<&str>) {
         let (html, caught) = crate::privacy::secrets::backstop(html);
         self.caught += caught;
-        let compressed = match &mut self.zstd {
-            Some(z) => z.compress(html.as_bytes()),
-            None => zstd::bulk::Compressor::new(3).and_then(|mut z| {
-                let out = z.compress(html.as_bytes());
-                self.zstd = Some(z);
-                out
-            }),
-        };
+        if self.zstd.is_none() {
+            self.zstd = zstd::bulk::Compressor::new(3).ok();
+        }
+        let compressed = self.zstd.as_mut().map(|z| z.compress(html.as_bytes()));
         let out = &mut self.html;
         out.push_str("\n<script type=\"application/octet-stream\" class=\"stored\" data-block=\"");
         out.push_str(id);
@@ -224,7 +220,7 @@ impl Stored {
         }
         out.push_str("\" data-encoding=\"zstd+base64\">");
         base64::engine::general_purpose::STANDARD
-            .encode_string(compressed.unwrap_or_default(), out);
+            .encode_string(compressed.and_then(Result::ok).unwrap_or_default(), out);
         out.push_str("</script>");
     }
 }
