@@ -37,13 +37,14 @@
   function storedIds() { return Object.keys(stored); }
   // Where a block stands in the document now: its stubs, or its steps' placeholder.
   function holders(id) { return all('[data-block="' + id + '"]'); }
+  // A block's HTML; throws when its data is damaged.
+  function inflate(id) {
+    var bin = atob(stored[id].trim()), bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    return new TextDecoder().decode(window.fzstd.decompress(bytes));
+  }
   function decode(id) {
-    if (decoded[id]) return decoded[id];
-    decoded[id] = new Promise(function (done) {
-      var bin = atob(stored[id].trim()), bytes = new Uint8Array(bin.length);
-      for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-      done(new TextDecoder().decode(window.fzstd.decompress(bytes)));
-    });
+    if (!decoded[id]) decoded[id] = new Promise(function (done) { done(inflate(id)); });
     return decoded[id];
   }
   // The blocks' HTML was written and sanitized by tracebook like the rest of the page.
@@ -66,6 +67,19 @@
     var first = parents[id] in stored ? open(parents[id]) : Promise.resolve();
     return first.then(function () { return decode(id); })
       .then(function (html) { place(id, html); }, function () { /* left stored */ });
+  }
+  // Every block in place at once, before a print lays the page out: outer blocks first, then
+  // the steps blocks they held.
+  function placeAll() {
+    if (!window.fzstd) return;
+    var before;
+    do {
+      before = storedIds().length;
+      storedIds().forEach(function (id) {
+        if (!holders(id).length) return;
+        try { place(id, inflate(id)); } catch (e) { /* left stored */ }
+      });
+    } while (storedIds().length && storedIds().length < before);
   }
   function openWhere(test) {
     return Promise.all(storedIds().map(function (id) {
@@ -366,6 +380,7 @@
     });
     var reopen = [];
     window.addEventListener("beforeprint", function () {
+      placeAll();
       reopen = all("details:not([open])");
       reopen.forEach(function (d) { d.open = true; });
     });

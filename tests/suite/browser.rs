@@ -704,6 +704,21 @@ fn stored_turns_open_for_scrolling_links_search_and_filters() -> anyhow::Result<
         ),
     )?;
 
+    // Printing puts every stored block in place first, steps blocks included.
+    let Some(page) = open(&stored, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    assert_eq!(
+        page.eval("document.querySelectorAll('ol.steps.lazy').length > 0")?,
+        true
+    );
+    page.eval("window.dispatchEvent(new Event('beforeprint'))")?;
+    let left = page.eval(
+        "document.querySelectorAll('ol.steps.lazy, section.turn.stored').length
+         + (document.getElementById('t2-s3') ? 0 : 100)",
+    )?;
+    assert_eq!(left, 0, "stored blocks left after beforeprint");
+
     // Opening a Process by hand decodes it.
     let Some(page) = open(&stored, "", 1280, 900, true)? else {
         return Ok(());
