@@ -9,10 +9,10 @@
 //! given language once per page.
 
 use sha2::{Digest, Sha256};
-use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::Rc;
 use std::sync::LazyLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use syntect::parsing::{ParseState, Scope, ScopeStack, SyntaxReference, SyntaxSet};
 
 use crate::report::markdown::SafeHtml;
@@ -23,9 +23,11 @@ pub const MAX_BYTES: usize = 64 * 1024;
 /// A line longer than this many bytes (minified code, data) leaves its whole block plain.
 pub const MAX_LINE_BYTES: usize = 2 * 1024;
 
-/// A page highlights at most this many bytes in all (the pure-Rust regex engine colours only a
-/// few hundred KB a second on some grammars); later text is shown plain (diffs keep their
-/// line classes), so a very large session renders in bounded extra time.
+/// A page highlights at most this many bytes in all (the grammars colour only a few hundred KB
+/// a second on some languages). The first text that does not fit ends the page's highlighting:
+/// later text is shown plain (diffs keep their line classes), so a very large session renders
+/// in bounded extra time, and the turns after that point can be rendered on every core with
+/// the same result.
 pub const MAX_PAGE_BYTES: usize = 131072;
 
 /// The token classes highlighted text may carry, as written in the page and allowed by the
@@ -203,12 +205,15 @@ type WorkKey = (Work, &'static str, [u8; 32]);
 
 /// Highlights text for one page, remembering what it has done so the same text in the same
 /// language (a file read twice, a command run again) is highlighted once.
+///
+/// Which texts are coloured depends on page order until the budget is spent; after that
+/// every answer is the same whatever the order, so threads may share it.
 #[derive(Default)]
 pub struct Highlighter {
     /// Keyed by the work, the grammar's name and the text's SHA-256.
-    done: RefCell<HashMap<WorkKey, Option<Rc<Highlighted>>>>,
-    /// Bytes highlighted so far on this page.
-    spent: std::cell::Cell<usize>,
+    done: Mutex<HashMap<WorkKey, Option<Arc<Highlighted>>>>,
+    /// Bytes highlighted so far on this page; `usize::MAX` once the budget is spent.
+    spent: AtomicUsize,
 }
 
 impl Highlighter {
@@ -219,7 +224,7 @@ impl Highlighter {
 
     /// `text` highlighted as `lang`; `None` when it is over the size caps or the grammar fails
     /// on it, in which case the caller shows it plain.
-    pub fn code(&self, text: &str, lang: Language) -> Option<Rc<Highlighted>> {
+    pub fn code(&self, text: &str, lang: Language) -> Option<Arc<Highlighted>> {
         self.remember(Work::Code, Some(lang), text, || {
             self.spend(text).then(|| highlight(text, lang, |_| 0))?
         })
@@ -228,7 +233,7 @@ impl Highlighter {
     /// File contents as a reading tool returned them: a leading line-number gutter
     /// (`   12\t`, `   12→`, `00012| `) is kept as plain text and the rest highlighted as
     /// `lang`.
-    pub fn numbered(&self, text: &str, lang: Language) -> Option<Rc<Highlighted>> {
+    pub fn numbered(&self, text: &str, lang: Language) -> Option<Arc<Highlighted>> {
         self.remember(Work::Numbered, Some(lang), text, || {
             self.spend(text)
                 .then(|| highlight(text, lang, gutter_len))?
@@ -239,7 +244,7 @@ impl Highlighter {
     /// code in it highlighted by the language of the file it changes (the path in the diff's
     /// own `+++` header, else `lang`). Over the size caps, or in an unknown language, only the
     /// line classes are applied.
-    pub fn diff(&self, text: &str, lang: Option<Language>) -> Rc<Highlighted> {
+    pub fn diff(&self, text: &str, lang: Option<Language>) -> Arc<Highlighted> {
         // Tokens only when some language is known and the page's budget covers the text; the
         // line classes always.
         let run = || {
@@ -248,7 +253,7 @@ impl Highlighter {
             Some(diff(text, lang, tokens))
         };
         self.remember(Work::Diff, lang, text, run)
-            .unwrap_or_else(|| Rc::new(diff(text, lang, false)))
+            .unwrap_or_else(|| Arc::new(diff(text, lang, false)))
     }
 
     fn remember(
@@ -257,39 +262,61 @@ impl Highlighter {
         lang: Option<Language>,
         text: &str,
         run: impl FnOnce() -> Option<Highlighted>,
-    ) -> Option<Rc<Highlighted>> {
+    ) -> Option<Arc<Highlighted>> {
         let name = lang.map_or("", |l| l.0.name.as_str());
         let key = (work, name, Sha256::digest(text.as_bytes()).into());
-        if let Some(done) = self.done.borrow().get(&key) {
+        if let Some(done) = self.memo().get(&key) {
             return done.clone();
         }
-        let out = run().map(Rc::new);
-        self.done.borrow_mut().insert(key, out.clone());
+        let out = run().map(Arc::new);
+        self.memo().insert(key, out.clone());
         out
     }
 
-    /// Takes `text` from the page's budget; false when the budget cannot cover it. Work that
-    /// is remembered spends once, however often the text appears.
+    fn memo(&self) -> std::sync::MutexGuard<'_, HashMap<WorkKey, Option<Arc<Highlighted>>>> {
+        // The memo only ever holds finished entries: a panic elsewhere leaves it usable.
+        self.done
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Takes `text` from the page's budget; false when the budget cannot cover it, and from
+    /// then on for every text. Work that is remembered spends once, however often the text
+    /// appears.
     fn spend(&self, text: &str) -> bool {
-        let total = self.spent.get().saturating_add(text.len());
+        let total = self
+            .spent
+            .load(Ordering::Relaxed)
+            .saturating_add(text.len());
         if total > MAX_PAGE_BYTES {
+            self.spent.store(usize::MAX, Ordering::Relaxed);
             return false;
         }
-        self.spent.set(total);
+        self.spent.store(total, Ordering::Relaxed);
         true
+    }
+
+    /// True once a text did not fit the page's budget: nothing more will be coloured, and
+    /// the answer for a text no longer depends on what came before it.
+    pub fn is_spent(&self) -> bool {
+        self.spent.load(Ordering::Relaxed) > MAX_PAGE_BYTES
     }
 }
 
 /// Escapes text for an HTML text node.
 pub fn escape_into(out: &mut String, text: &str) {
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            _ => out.push(c),
-        }
+    let mut rest = text;
+    // Runs without a special character are copied whole.
+    while let Some(i) = memchr::memchr3(b'&', b'<', b'>', rest.as_bytes()) {
+        out.push_str(&rest[..i]);
+        out.push_str(match rest.as_bytes()[i] {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            _ => "&gt;",
+        });
+        rest = &rest[i + 1..];
     }
+    out.push_str(rest);
 }
 
 /// Text as HTML without highlighting, with its line ends known.
@@ -580,6 +607,24 @@ fn diff(text: &str, lang: Option<Language>, tokens: bool) -> Highlighted {
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        #[test]
+        fn escaping_replaces_exactly_the_three_markup_characters(text in "\\PC*") {
+            let mut out = String::new();
+            escape_into(&mut out, &text);
+            let expected: String = text
+                .chars()
+                .map(|c| match c {
+                    '&' => "&amp;".to_owned(),
+                    '<' => "&lt;".to_owned(),
+                    '>' => "&gt;".to_owned(),
+                    c => c.to_string(),
+                })
+                .collect();
+            proptest::prop_assert_eq!(out, expected);
+        }
+    }
+
     /// The text of highlighted HTML: tags removed, entities decoded.
     fn text_of(html: &str) -> String {
         let mut out = String::new();
@@ -737,10 +782,10 @@ mod tests {
         let hl = Highlighter::new();
         let a = hl.code("echo hi\n", lang("bash")).expect("highlighted");
         let b = hl.code("echo hi\n", lang("bash")).expect("highlighted");
-        assert!(Rc::ptr_eq(&a, &b));
-        assert_eq!(hl.done.borrow().len(), 1);
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(hl.memo().len(), 1);
         let c = hl.code("echo hi\n", lang("py")).expect("highlighted");
-        assert!(!Rc::ptr_eq(&a, &c));
+        assert!(!Arc::ptr_eq(&a, &c));
     }
 
     #[test]
@@ -754,9 +799,13 @@ mod tests {
             }
         }
         assert!(coloured > 0 && coloured <= MAX_PAGE_BYTES / chunk.len());
+        // Once a text did not fit, the page's highlighting is over, even for a short text
+        // the budget could still cover, so what follows reads the same in any order.
+        assert!(hl.is_spent());
+        assert!(hl.code("let y = 2;\n", lang("rust")).is_none());
+        // Text highlighted before that is still remembered.
+        assert!(hl.code(&format!("{chunk}// 0\n"), lang("rust")).is_some());
         // Diffs past the budget keep their line classes, without tokens.
-        let left = MAX_PAGE_BYTES - hl.spent.get();
-        assert!(hl.spend(&" ".repeat(left)));
         let d = hl.diff(
             "@@ -1 +1 @@\n-let a = 1;\n+let b = 1;\n",
             lang("rust").into(),

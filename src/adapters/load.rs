@@ -1,6 +1,7 @@
 //! Reading inputs: resolving a path to session files, detecting the harness, and feeding records
 //! to the interpreter. The only module besides `run` that touches the filesystem.
 
+use rayon::prelude::*;
 use serde_json::Value as Json;
 use std::collections::HashMap;
 use std::fs::File;
@@ -437,23 +438,31 @@ fn read_records(
             0
         }
         InputFormat::Jsonl => {
+            // Lines are read in batches; one batch is parsed (on every core) while the rules
+            // run over the one before, in line order.
             let mut count = 0;
-            let mut line_no = 0;
-            let mut buf = Vec::new();
             let mut empty = true;
+            let mut line_no = 0;
+            let mut ready: Vec<Parsed> = Vec::new();
             loop {
-                buf.clear();
-                let n = reader.read_until(b'\n', &mut buf).map_err(io)?;
-                if n == 0 {
+                let batch = read_batch(&mut reader, &mut line_no).map_err(io)?;
+                empty &= batch.lines.is_empty();
+                if batch.lines.is_empty() && ready.is_empty() {
                     break;
                 }
-                empty = false;
-                line_no += 1;
-                let complete = buf.last() == Some(&b'\n');
-                if let Some(rec) = parse_line(&buf, &needs, complete, source, line_no, warnings) {
-                    count += 1;
-                    each(interp, line_no, rec);
-                }
+                let (next, ()) = rayon::join(
+                    || batch.parse(&needs, source),
+                    || {
+                        for p in ready.drain(..) {
+                            warnings.extend(p.warnings);
+                            if let Some(rec) = p.record {
+                                count += 1;
+                                each(interp, p.line, rec);
+                            }
+                        }
+                    },
+                );
+                ready = next;
             }
             if empty {
                 warnings.push(Warning::whole(source, "empty file"));
@@ -571,6 +580,58 @@ impl<'s> Replay<'s> {
 
     fn finish(self) -> impl Iterator<Item = (usize, Json)> {
         self.records.into_iter().flatten()
+    }
+}
+
+/// Lines read together: about this many bytes.
+const BATCH_BYTES: usize = 1 << 20;
+
+/// Lines of a JSONL file read together, each with its 1-based number.
+struct Batch {
+    bytes: Vec<u8>,
+    lines: Vec<(usize, std::ops::Range<usize>)>,
+}
+
+/// One line parsed: its number, its record if it holds one, and what it warns of.
+struct Parsed {
+    line: usize,
+    record: Option<Json>,
+    warnings: Vec<Warning>,
+}
+
+/// Reads whole lines until about [`BATCH_BYTES`] are read or the input ends.
+fn read_batch(reader: &mut dyn BufRead, line_no: &mut usize) -> std::io::Result<Batch> {
+    let mut batch = Batch {
+        bytes: Vec::with_capacity(BATCH_BYTES + (BATCH_BYTES >> 3)),
+        lines: Vec::new(),
+    };
+    while batch.bytes.len() < BATCH_BYTES {
+        let start = batch.bytes.len();
+        if reader.read_until(b'\n', &mut batch.bytes)? == 0 {
+            break;
+        }
+        *line_no += 1;
+        batch.lines.push((*line_no, start..batch.bytes.len()));
+    }
+    Ok(batch)
+}
+
+impl Batch {
+    fn parse(&self, needs: &Needs, source: &str) -> Vec<Parsed> {
+        self.lines
+            .par_iter()
+            .map(|(line, range)| {
+                let buf = &self.bytes[range.clone()];
+                let complete = buf.last() == Some(&b'\n');
+                let mut warnings = Vec::new();
+                let record = parse_line(buf, needs, complete, source, *line, &mut warnings);
+                Parsed {
+                    line: *line,
+                    record,
+                    warnings,
+                }
+            })
+            .collect()
     }
 }
 

@@ -17,6 +17,7 @@ pub mod secrets;
 use std::borrow::Cow;
 use std::ops::Deref;
 
+use rayon::prelude::*;
 use serde_json::Value as Json;
 
 use crate::events::{Event, EventKind, Session};
@@ -170,14 +171,15 @@ fn redact_session(session: &mut Session, policy: &Policy) {
         policy.in_place(s);
     }
     policy.in_place(&mut session.source);
+    // Events are redacted independently of each other: on every core.
     session
         .events
-        .iter_mut()
+        .par_iter_mut()
         .for_each(|e| redact_event(e, policy));
-    for sub in &mut session.subagents {
+    session.subagents.par_iter_mut().for_each(|sub| {
         policy.in_place(&mut sub.agent_id);
         redact_session(&mut sub.session, policy);
-    }
+    });
 }
 
 fn redact_event(event: &mut Event, policy: &Policy) {
