@@ -181,7 +181,9 @@ fn try_render(job: &Job<'_>, found: &Found, file: &str) -> anyhow::Result<(Entry
         return Ok((row, None));
     }
     select::apply(&mut report, job.sel).map_err(anyhow::Error::msg)?;
-    let html = render::html(&report).context("rendering the notebook")?;
+    let html = render::notebook(report, render::View::Full, render::Storage::default())
+        .context("rendering the notebook")?
+        .html;
     // The last scan, as for a single notebook: shape-only secret rules over what is written.
     let (html, _) = crate::privacy::secrets::backstop_notebook(&html);
     let out = job.dir.join(file);

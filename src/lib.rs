@@ -190,6 +190,7 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Strict);
     }
     let mut stored_caught = 0;
+    let summary = report.summary;
     let bytes = match args.format {
         Format::Html => {
             let view = match args.view {
@@ -201,7 +202,7 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
             } else {
                 render::Storage::default()
             };
-            let page = timed("render", || render::notebook(&report, view, storage))
+            let page = timed("render", || render::notebook(report, view, storage))
                 .context("rendering the notebook")?;
             stored_caught = page.caught;
             page.html
@@ -228,7 +229,7 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
     let out = output_path(args, &input);
     timed("write", || write_output(&out, &bytes))?;
     if out.as_os_str() != "-" && !args.quiet {
-        let s = &report.summary;
+        let s = &summary;
         writeln!(
             stderr,
             "wrote {} ({} turns, {} tool calls: {} ok, {} error, {} unknown; {} warning(s))",
@@ -492,7 +493,9 @@ fn rerender_command(args: &cli::RerenderArgs) -> anyhow::Result<Exit> {
     let mut report = back.report;
     report::select::apply(&mut report, &turn_selection(&args.select)?)
         .map_err(anyhow::Error::msg)?;
-    let bytes = render::html(&report).context("rendering the notebook")?;
+    let bytes = render::notebook(report, render::View::Full, render::Storage::default())
+        .context("rendering the notebook")?
+        .html;
     // A notebook written by an older version passes the final scan of this one.
     let (bytes, _) = privacy::secrets::backstop_notebook(&bytes);
     let out = args.output.clone().unwrap_or_else(|| args.input.clone());

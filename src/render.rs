@@ -101,6 +101,10 @@ pub const INLINE_BYTES: usize = 512 * 1024;
 /// The HTML of stored turns compressed together in one block.
 pub const BLOCK_BYTES: usize = 256 * 1024;
 
+/// Room for what a page holds besides its turns, blocks and data: styles, script, the turn
+/// list and the strip (a long session's turn list is most of it).
+const PAGE_EXTRA: usize = 1 << 20;
+
 /// Turns rendered together per core once their order no longer matters.
 const WINDOW_PER_CORE: usize = 16;
 
@@ -114,60 +118,80 @@ pub struct Notebook {
     pub caught: usize,
 }
 
-/// Renders the whole notebook in the full view.
+/// Renders the whole notebook in the full view, from a copy of the report.
 pub fn html(report: &Report) -> askama::Result<String> {
     html_with(report, View::Full)
 }
 
-/// Renders the whole notebook in the given view.
+/// Renders the whole notebook in the given view, from a copy of the report.
 pub fn html_with(report: &Report, view: View) -> askama::Result<String> {
-    notebook(report, view, Storage::default()).map(|n| n.html)
+    notebook(report.clone(), view, Storage::default()).map(|n| n.html)
 }
 
-/// Renders the whole notebook in the given view, with the turns written as asked.
-pub fn notebook(report: &Report, view: View, storage: Storage) -> askama::Result<Notebook> {
+/// Renders the whole notebook in the given view, with the turns written as asked. The report
+/// is taken over: each turn is let go once it is rendered.
+pub fn notebook(report: Report, view: View, storage: Storage) -> askama::Result<Notebook> {
     match view {
         View::Full => page(report, view, storage),
-        View::Conversation => page(&conversation_only(report), view, storage),
+        View::Conversation => page(conversation_only(report), view, storage),
     }
 }
 
-/// A copy of the report without anything but prompts and responses (and the session facts).
-fn conversation_only(report: &Report) -> Report {
-    let mut out = report.clone();
-    for turn in &mut out.turns {
+/// The report without anything but prompts and responses (and the session facts).
+fn conversation_only(mut report: Report) -> Report {
+    for turn in &mut report.turns {
         turn.steps.clear();
         turn.outcome = OutcomeView::default();
     }
-    out.unlinked_subagents.clear();
-    out
+    report.unlinked_subagents.clear();
+    report
 }
 
-fn page(report: &Report, view: View, storage: Storage) -> askama::Result<Notebook> {
-    // The turns and the embedded report are the two large pieces: made side by side. The
-    // highlighter remembers work per page, so it lives with the turns.
-    let (parts, data) = rayon::join(
-        || -> askama::Result<(String, String, Stored)> {
-            let hl = Highlighter::new();
-            let page = TurnsTemplate {
-                turns: &report.turns,
-                hl: &hl,
-            };
-            let (turns, stored) = match storage {
-                Storage::Budget { inline, block } => page.within(inline, block)?,
-                Storage::Inline => (page.inline()?, Stored::default()),
-            };
-            let mut unlinked = String::new();
-            for sub in &report.unlinked_subagents {
-                unlinked.push_str(&SubagentTemplate { sub, hl: &hl }.render()?);
-            }
-            Ok((turns, unlinked, stored))
-        },
-        || embedded_report(report),
+fn page(mut report: Report, view: View, storage: Storage) -> askama::Result<Notebook> {
+    // What the page shows of the turns outside their own HTML (the turn list, the strip, the
+    // title) is taken first. Then each window of turns is rendered (on every core) while it
+    // is written into the embedded report, and let go: the page's text is never held twice.
+    let toc: Vec<TocEntry> = report.turns.iter().map(TocEntry::of).collect();
+    let overview = overview(&report.turns);
+    let title = title(&report);
+    let turns = std::mem::take(&mut report.turns);
+    let mut data = EmbeddedReport::start(&report);
+    let hl = Highlighter::new();
+    let page = TurnsTemplate { hl: &hl };
+    let mut layout = Layout::new(storage);
+    let window = WINDOW_PER_CORE * rayon::current_num_threads();
+    let mut first = 0;
+    let mut rest = turns.into_iter();
+    loop {
+        let turns: Vec<TurnView> = rest.by_ref().take(window).collect();
+        if turns.is_empty() {
+            break;
+        }
+        let (placed, ()) = rayon::join(
+            || {
+                page.each_turn(&turns, first, &mut |i, turn, steps, html| {
+                    layout.place(&page, i, turn, steps, html)
+                })
+            },
+            || data.turns(&turns),
+        );
+        placed?;
+        first += turns.len();
+    }
+    let (turns, stored) = layout.finish();
+    let caught = stored.caught;
+    let data = data.finish();
+    let mut unlinked = String::new();
+    for sub in &report.unlinked_subagents {
+        unlinked.push_str(&SubagentTemplate { sub, hl: &hl }.render()?);
+    }
+    // The page is written once into a string of its final size.
+    let mut html = String::with_capacity(
+        turns.len() + unlinked.len() + stored.html.len() + data.len() + PAGE_EXTRA,
     );
-    let (turns, unlinked, stored) = parts?;
-    let html = PageTemplate {
-        report,
+    PageTemplate {
+        report: &report,
+        toc,
         csp: SafeHtml::asset_text(&CSP),
         css: SafeHtml::asset(CSS),
         js: SafeHtml::asset(JS),
@@ -176,15 +200,200 @@ fn page(report: &Report, view: View, storage: Storage) -> askama::Result<Noteboo
         unlinked: SafeHtml::rendered(unlinked),
         stored: SafeHtml::rendered(stored.html),
         data: SafeHtml::rendered(data),
-        title: title(report),
+        title,
         conversation: view == View::Conversation,
-        overview: overview(&report.turns),
+        overview,
     }
-    .render()?;
-    Ok(Notebook {
-        html,
-        caught: stored.caught,
-    })
+    .render_into(&mut html)?;
+    Ok(Notebook { html, caught })
+}
+
+/// The report model as zstd-compressed JSON in base64: inert inside its `<script>` element
+/// (base64 has no `<`), and a small fraction of the JSON's size. The JSON is written straight
+/// into the compressor, a window of turns at a time, so the turns can be let go as they are
+/// rendered: `turns` comes first, then the report's other fields.
+struct EmbeddedReport {
+    /// Small writes (serde_json's pieces) reach the compressor in large blocks: each of its
+    /// writes costs as much as a small write itself. `None` once a write failed.
+    out: Option<std::io::BufWriter<zstd::stream::write::Encoder<'static, Vec<u8>>>>,
+    /// The report's fields other than `turns`.
+    rest: serde_json::Map<String, serde_json::Value>,
+    /// Turns written so far.
+    written: usize,
+}
+
+impl EmbeddedReport {
+    /// Starts with the report's other fields in hand (its turns taken out).
+    fn start(report: &Report) -> Self {
+        let mut rest = match serde_json::to_value(report) {
+            Ok(serde_json::Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        };
+        rest.remove("turns");
+        let mut out = zstd::stream::write::Encoder::new(Vec::new(), 3)
+            .ok()
+            .map(|z| std::io::BufWriter::with_capacity(256 * 1024, z));
+        Self::write(&mut out, |w| w.write_all(b"{\"turns\":["));
+        Self {
+            out,
+            rest,
+            written: 0,
+        }
+    }
+
+    /// Writes the next turns.
+    fn turns(&mut self, turns: &[TurnView]) {
+        for turn in turns {
+            let comma = self.written > 0;
+            Self::write(&mut self.out, |w| {
+                if comma {
+                    w.write_all(b",")?;
+                }
+                serde_json::to_writer(w, turn).map_err(std::io::Error::from)
+            });
+            self.written += 1;
+        }
+    }
+
+    /// Writes the other fields and returns the whole in base64 (empty if writing failed,
+    /// which only running out of memory can cause).
+    fn finish(mut self) -> String {
+        let rest = std::mem::take(&mut self.rest);
+        Self::write(&mut self.out, |w| {
+            w.write_all(b"]")?;
+            for (key, value) in &rest {
+                w.write_all(b",")?;
+                serde_json::to_writer(&mut *w, key)?;
+                w.write_all(b":")?;
+                serde_json::to_writer(&mut *w, value)?;
+            }
+            w.write_all(b"}")
+        });
+        let bytes = self
+            .out
+            .and_then(|buf| buf.into_inner().ok())
+            .and_then(|z| z.finish().ok())
+            .unwrap_or_default();
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    fn write(
+        out: &mut Option<std::io::BufWriter<zstd::stream::write::Encoder<'static, Vec<u8>>>>,
+        f: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) {
+        if let Some(w) = out.as_mut()
+            && f(w).is_err()
+        {
+            *out = None;
+        }
+    }
+}
+
+/// Where rendered turns go: into the page while its inline budget lasts, then into stored
+/// blocks ([`Storage`]).
+struct Layout {
+    out: String,
+    /// Bytes of turn HTML the page still takes as HTML; `None` once a turn did not fit.
+    left: Option<usize>,
+    /// Bytes of HTML per stored block.
+    block: usize,
+    blocks: Stored,
+    chunk: Chunk,
+}
+
+impl Layout {
+    fn new(storage: Storage) -> Self {
+        let (inline, block) = match storage {
+            Storage::Budget { inline, block } => (inline, block),
+            Storage::Inline => (usize::MAX, usize::MAX),
+        };
+        Self {
+            out: String::new(),
+            left: Some(inline),
+            block,
+            blocks: Stored::default(),
+            chunk: Chunk::default(),
+        }
+    }
+
+    /// Places turn number `i` (from 0), whose steps' HTML is `steps` bytes of its `html`.
+    fn place(
+        &mut self,
+        page: &TurnsTemplate<'_>,
+        i: usize,
+        turn: &TurnView,
+        steps: usize,
+        html: String,
+    ) -> askama::Result<()> {
+        if let Some(room) = self.left {
+            if html.len() <= room {
+                self.left = Some(room - html.len());
+                self.out.push_str(&html);
+                return Ok(());
+            }
+            self.left = None;
+        }
+        let first = i == 0;
+        if !first && self.chunk.id.is_empty() {
+            self.chunk.id = self.blocks.next_id();
+        }
+        let html = if !turn.steps.is_empty() && (first || steps > self.block) {
+            // The steps get a block of their own and the turn a placeholder: both rendered
+            // again, with the answers the highlighter gave the first time.
+            let id = self.blocks.next_id();
+            let within = (!first).then(|| self.chunk.id.clone());
+            let placeholder = stored_steps(turn, &id);
+            self.blocks.write(id, page.steps_of(turn)?, within);
+            page.turn_html(turn, placeholder)?
+        } else {
+            html
+        };
+        if first {
+            self.out.push_str(&html);
+            return Ok(());
+        }
+        self.chunk.add(turn, &html);
+        if self.chunk.html.len() >= self.block {
+            self.chunk.flush(&mut self.out, &mut self.blocks);
+        }
+        Ok(())
+    }
+
+    /// The turns' HTML, and the stored blocks.
+    fn finish(mut self) -> (String, Stored) {
+        self.chunk.flush(&mut self.out, &mut self.blocks);
+        self.blocks.seal();
+        (self.out, self.blocks)
+    }
+}
+
+/// What the turn list shows of a turn.
+struct TocEntry {
+    id: String,
+    number: usize,
+    status: &'static str,
+    /// The start of the prompt, long enough for the list's 60-byte cut to read as it would on
+    /// the whole prompt.
+    prompt: Option<String>,
+    tally: Tally,
+}
+
+impl TocEntry {
+    fn of(turn: &TurnView) -> Self {
+        Self {
+            id: turn.id.clone(),
+            number: turn.number,
+            status: turn.response_status.as_str(),
+            prompt: turn.prompt.as_ref().map(|p| {
+                let mut end = p.text.len().min(80);
+                while !p.text.is_char_boundary(end) {
+                    end += 1;
+                }
+                p.text[..end].to_owned()
+            }),
+            tally: Tally::of(turn),
+        }
+    }
 }
 
 /// The blocks a page stores compressed, numbered in page order, written together after the
@@ -303,20 +512,6 @@ impl Chunk {
 
 fn join(words: &std::collections::BTreeSet<&'static str>) -> String {
     words.iter().copied().collect::<Vec<_>>().join(" ")
-}
-
-/// What `write` writes, zstd-compressed at level 3, in base64. Small writes (serde_json's
-/// pieces) reach the compressor in large blocks: each of its writes costs as much as a small
-/// write itself.
-fn zstd_base64(write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) -> String {
-    use std::io::Write as _;
-    let bytes = zstd::stream::write::Encoder::new(Vec::new(), 3).and_then(|z| {
-        let mut buf = std::io::BufWriter::with_capacity(256 * 1024, z);
-        write(&mut buf)?;
-        buf.flush()?;
-        buf.into_inner().map_err(|e| e.into_error())?.finish()
-    });
-    base64::engine::general_purpose::STANDARD.encode(bytes.unwrap_or_default())
 }
 
 /// Calls of one turn by status (its own calls; a subagent's calls count in its own turns).
@@ -511,13 +706,6 @@ fn clean_terminal(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// The report model as zstd-compressed JSON in base64: inert inside its `<script>` element
-/// (base64 has no `<`), and a small fraction of the JSON's size. The JSON is written straight
-/// into the compressor.
-fn embedded_report(report: &Report) -> String {
-    zstd_base64(|w| serde_json::to_writer(w, report).map_err(std::io::Error::from))
-}
-
 fn title(report: &Report) -> String {
     let s = &report.session;
     let first = report
@@ -547,6 +735,7 @@ fn first_line(text: &str, max: usize) -> String {
 #[template(path = "report.html")]
 struct PageTemplate<'a> {
     report: &'a Report,
+    toc: Vec<TocEntry>,
     csp: SafeHtml,
     css: SafeHtml,
     js: SafeHtml,
@@ -562,10 +751,6 @@ struct PageTemplate<'a> {
 }
 
 impl PageTemplate<'_> {
-    fn tally(&self, turn: &TurnView) -> Tally {
-        Tally::of(turn)
-    }
-
     fn kinds(&self) -> &'static [&'static str] {
         ToolKind::NAMES
     }
@@ -592,9 +777,8 @@ impl PageTemplate<'_> {
     }
 }
 
-/// The turns of a page or of a subagent, and the helpers their templates call.
+/// Renders the turns of a page or of a subagent; the helpers their templates call.
 struct TurnsTemplate<'a> {
-    turns: &'a [TurnView],
     /// Shared by the whole page, so a text is highlighted once.
     hl: &'a Highlighter,
 }
@@ -640,12 +824,9 @@ struct SubagentTemplate<'a> {
 impl SubagentTemplate<'_> {
     fn turns_html(&self) -> SafeHtml {
         SafeHtml::rendered(
-            TurnsTemplate {
-                turns: &self.sub.turns,
-                hl: self.hl,
-            }
-            .inline()
-            .unwrap_or_default(),
+            TurnsTemplate { hl: self.hl }
+                .inline(&self.sub.turns)
+                .unwrap_or_default(),
         )
     }
 }
@@ -673,58 +854,13 @@ struct TodoItem {
 impl TurnsTemplate<'_> {
     /// Every turn as HTML (a subagent's turns sit inside their parent's steps, which are
     /// inline or stored as a whole).
-    fn inline(&self) -> askama::Result<String> {
+    fn inline(&self, turns: &[TurnView]) -> askama::Result<String> {
         let mut out = String::new();
-        self.each_turn(|_, _, _, html| {
+        self.each_turn(turns, 0, &mut |_, _, _, html| {
             out.push_str(&html);
             Ok(())
         })?;
         Ok(out)
-    }
-
-    /// The page's turns as [`Storage::Budget`] describes: their HTML, and the stored blocks.
-    fn within(&self, inline: usize, block: usize) -> askama::Result<(String, Stored)> {
-        let mut out = String::new();
-        let mut left = Some(inline);
-        let mut blocks = Stored::default();
-        let mut chunk = Chunk::default();
-        self.each_turn(|i, turn, steps, html| {
-            if let Some(room) = left {
-                if html.len() <= room {
-                    left = Some(room - html.len());
-                    out.push_str(&html);
-                    return Ok(());
-                }
-                left = None;
-            }
-            let first = i == 0;
-            if !first && chunk.id.is_empty() {
-                chunk.id = blocks.next_id();
-            }
-            let html = if !turn.steps.is_empty() && (first || steps > block) {
-                // The steps get a block of their own and the turn a placeholder: both rendered
-                // again, with the answers the highlighter gave the first time.
-                let id = blocks.next_id();
-                let within = (!first).then(|| chunk.id.clone());
-                let placeholder = stored_steps(turn, &id);
-                blocks.write(id, self.steps_of(turn)?, within);
-                self.turn_html(turn, placeholder)?
-            } else {
-                html
-            };
-            if first {
-                out.push_str(&html);
-                return Ok(());
-            }
-            chunk.add(turn, &html);
-            if chunk.html.len() >= block {
-                chunk.flush(&mut out, &mut blocks);
-            }
-            Ok(())
-        })?;
-        chunk.flush(&mut out, &mut blocks);
-        blocks.seal();
-        Ok((out, blocks))
     }
 
     /// Renders every turn and hands each to `place` in order, with its number (from 0), the
@@ -733,23 +869,25 @@ impl TurnsTemplate<'_> {
     /// After that, a window of turns at a time is rendered on every core.
     fn each_turn(
         &self,
-        mut place: impl FnMut(usize, &TurnView, usize, String) -> askama::Result<()>,
+        turns: &[TurnView],
+        first: usize,
+        place: &mut dyn FnMut(usize, &TurnView, usize, String) -> askama::Result<()>,
     ) -> askama::Result<()> {
         let mut next = 0;
-        while let Some(turn) = self.turns.get(next)
+        while let Some(turn) = turns.get(next)
             && !self.hl.is_spent()
         {
             let (steps, html) = self.rendered(turn)?;
-            place(next, turn, steps, html)?;
+            place(first + next, turn, steps, html)?;
             next += 1;
         }
         let window = WINDOW_PER_CORE * rayon::current_num_threads();
-        for turns in self.turns[next..].chunks(window) {
+        for turns in turns[next..].chunks(window) {
             let rendered: Vec<askama::Result<(usize, String)>> =
                 turns.par_iter().map(|turn| self.rendered(turn)).collect();
             for (turn, r) in turns.iter().zip(rendered) {
                 let (steps, html) = r?;
-                place(next, turn, steps, html)?;
+                place(first + next, turn, steps, html)?;
                 next += 1;
             }
         }
@@ -1145,7 +1283,9 @@ mod tests {
             "turns": [], "unlinked_subagents": [], "skipped": [], "warnings": []
         }))?;
         report.session.project = Some("</script><script>alert(1)</script>".to_owned());
-        let data = embedded_report(&report);
+        let mut data = EmbeddedReport::start(&report);
+        data.turns(&report.turns);
+        let data = data.finish();
         assert!(
             data.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b))

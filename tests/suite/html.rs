@@ -174,7 +174,7 @@ fn stored_turns_decode_to_the_whole_page_in_order() -> anyhow::Result<()> {
     let sample =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
     let report = report(&sample)?;
-    let whole = render::notebook(&report, View::Full, Storage::Inline)?.html;
+    let whole = render::notebook(report.clone(), View::Full, Storage::Inline)?.html;
     assert!(!whole.contains("class=\"stored\""));
     assert!(
         !whole.contains("Arjun Barrett"),
@@ -187,7 +187,12 @@ fn stored_turns_decode_to_the_whole_page_in_order() -> anyhow::Result<()> {
     // Nothing stored; one block for every stored turn; a block per turn and per turn's steps;
     // the first turn inline and the rest stored.
     for (inline, block) in [(1 << 20, 1 << 20), (0, 1 << 20), (0, 0), (4000, 0)] {
-        let page = render::notebook(&report, View::Full, Storage::Budget { inline, block })?.html;
+        let page = render::notebook(
+            report.clone(),
+            View::Full,
+            Storage::Budget { inline, block },
+        )?
+        .html;
         assert_eq!(
             page.contains("class=\"stored\""),
             inline < 1 << 20,
