@@ -20,7 +20,8 @@
   function collectStored() {
     all("script.stored").forEach(function (s) {
       var id = s.getAttribute("data-block");
-      stored[id] = s.textContent;
+      // The element itself is kept (out of the document): its text is read when decoded.
+      stored[id] = s;
       if (s.hasAttribute("data-in")) parents[id] = s.getAttribute("data-in");
       s.parentNode.removeChild(s);
     });
@@ -39,7 +40,7 @@
   function holders(id) { return all('[data-block="' + id + '"]'); }
   // A block's HTML; throws when its data is damaged.
   function inflate(id) {
-    var bin = atob(stored[id].trim()), bytes = new Uint8Array(bin.length);
+    var bin = atob(stored[id].textContent.trim()), bytes = new Uint8Array(bin.length);
     for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
     return new TextDecoder().decode(window.fzstd.decompress(bytes));
   }

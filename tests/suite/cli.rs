@@ -102,6 +102,37 @@ fn bad_lines_are_warnings_and_the_rest_still_renders() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Lines are read in batches of about a megabyte: the line numbers a warning names, and what
+/// still renders, do not depend on where a batch ends.
+#[test]
+fn bad_lines_past_the_first_batches_are_named_by_their_own_line() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let fixture = fs::read(fixtures().join("claude-code/bad-input/session.jsonl"))?;
+    let mut lines: Vec<&[u8]> = fixture.split_inclusive(|b| *b == b'\n').collect();
+    // Forty blank lines of 64 KiB each after line 3: 2.6 MB that hold no record.
+    let blank = [vec![b' '; 64 * 1024], vec![b'\n']].concat();
+    let padding: Vec<&[u8]> = std::iter::repeat_n(blank.as_slice(), 40).collect();
+    lines.splice(3..3, padding);
+    let input = dir.path().join("session.jsonl");
+    fs::write(&input, lines.concat())?;
+    let out = dir.path().join("bad.html");
+    tracebook()
+        .arg("render")
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains("session.jsonl:2: not valid JSON"))
+        .stderr(predicate::str::contains("session.jsonl:47: invalid UTF-8"))
+        .stderr(predicate::str::contains(
+            "session.jsonl:49: truncated last line",
+        ));
+    let html = fs::read_to_string(&out)?;
+    assert!(html.contains("No, there is no such file."));
+    Ok(())
+}
+
 #[test]
 fn strict_turns_warnings_into_failure_and_writes_nothing() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;

@@ -205,6 +205,85 @@ fn stored_turns_decode_to_the_whole_page_in_order() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Turns are rendered on every core once the page's highlighting budget is spent: the page
+/// is the same, byte for byte, whatever the number of threads.
+#[test]
+fn a_long_page_is_the_same_on_one_thread_and_on_many() -> anyhow::Result<()> {
+    use tracebook::render::{self, Storage, View};
+    let sample =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
+    let one = serde_json::to_value(report(&sample)?)?;
+    // Sixty copies of the sample's turns, each text made distinct, so that highlighting runs
+    // out of budget part way and the turns after it are rendered together.
+    let turns = one["turns"].as_array().cloned().unwrap_or_default();
+    let mut all = Vec::new();
+    let mut texts = 0;
+    for _ in 0..60 {
+        for turn in &turns {
+            let mut turn = turn.clone();
+            distinct(&mut turn, &mut texts);
+            let n = all.len() + 1;
+            turn["number"] = n.into();
+            turn["id"] = format!("t{n}").into();
+            all.push(turn);
+        }
+    }
+    let mut long = one.clone();
+    long["turns"] = serde_json::Value::Array(all);
+    let long: tracebook::report::model::Report = serde_json::from_value(long)?;
+    let page = |threads: usize, storage: Storage| -> anyhow::Result<String> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()?;
+        Ok(pool
+            .install(|| render::notebook(long.clone(), View::Full, storage))?
+            .html)
+    };
+    let single = page(1, Storage::default())?;
+    assert!(single.contains("class=\"stored\""));
+    for threads in [2, 5] {
+        assert!(
+            page(threads, Storage::default())? == single,
+            "{threads} threads"
+        );
+    }
+    // The first turns are highlighted and the last are not: the budget ran out part way.
+    let whole = page(3, Storage::Inline)?;
+    assert!(whole == page(1, Storage::Inline)?);
+    let sections: Vec<&str> = whole.split("<section class=\"turn").collect();
+    let coloured = |s: &&str| s.matches("<span class=\"h").count();
+    let first: usize = sections.iter().skip(1).take(4).map(coloured).sum();
+    let last: usize = sections.iter().rev().take(4).map(coloured).sum();
+    assert!(
+        first > last,
+        "{first} coloured tokens in the first turns, {last} in the last"
+    );
+    Ok(())
+}
+
+/// Appends a block of code of its own to every text of a turn.
+fn distinct(value: &mut serde_json::Value, texts: &mut usize) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match v {
+                    serde_json::Value::String(s) if key == "text" => {
+                        *texts += 1;
+                        s.push_str("\n\n```rust\n");
+                        for line in 0..60 {
+                            s.push_str(&format!("let text_{texts}_{line} = {line} + 1;\n"));
+                        }
+                        s.push_str("```\n");
+                    }
+                    _ => distinct(v, texts),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| distinct(v, texts)),
+        _ => {}
+    }
+}
+
 /// Decodes every stored block of a page and puts its HTML where its holders stand.
 fn place_stored(page: &str) -> anyhow::Result<String> {
     use base64::Engine as _;
