@@ -129,6 +129,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "target" / "bench")
     ap.add_argument("--no-browser", action="store_true")
     ap.add_argument("--stages", action="store_true", help="also print each stage's wall time")
+    ap.add_argument("--cores", type=int,
+                    help="run tracebook on this many cores only (taskset); default: all of them")
     args = ap.parse_args()
     harnesses = [h.strip() for h in args.harness.split(",") if h.strip()]
     unknown = [h for h in harnesses if h not in HARNESSES]
@@ -143,6 +145,11 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     browser = None if args.no_browser else chromium()
 
+    pin = []
+    if args.cores:
+        if not shutil.which("taskset"):
+            sys.exit("--cores needs taskset (util-linux)")
+        pin = ["taskset", "-c", f"0-{args.cores - 1}"]
     rows, stages = [], []
     empty = None
     if browser:
@@ -153,7 +160,7 @@ def main() -> None:
     for harness, size in [(h, s) for h in harnesses for s in sizes]:
         session = generate(harness, size, args.out, gen)
         page = args.out / f"{harness}-{size}m.html"
-        cmd = [str(exe), "render", str(session), "-o", str(page), "--quiet"]
+        cmd = pin + [str(exe), "render", str(session), "-o", str(page), "--quiet"]
         med, lo, hi, peak = median_run(cmd, args.runs)
         in_bytes = input_size(session)
         out_bytes = page.stat().st_size
