@@ -185,6 +185,8 @@ fn page(mut report: Report, view: View, storage: Storage) -> askama::Result<Note
     for sub in &report.unlinked_subagents {
         unlinked.push_str(&SubagentTemplate { sub, hl: &hl }.render()?);
     }
+    // What the highlighter remembers is not needed past this point.
+    drop(hl);
     // The page is written once into a string of its final size.
     let mut html = String::with_capacity(
         turns.len() + unlinked.len() + stored.html.len() + data.len() + PAGE_EXTRA,
