@@ -106,8 +106,17 @@ fn stages(c: &mut Criterion, input: &Path) -> anyhow::Result<()> {
         b.iter(|| render::html(black_box(&built)).map(|h| h.len()))
     });
     group.bench_function("backstop", |b| {
-        let html = render::html(&built).unwrap_or_default();
-        b.iter(|| privacy::secrets::backstop_notebook(black_box(&html)).1)
+        b.iter_batched(
+            || {
+                render::notebook(
+                    built.clone(),
+                    render::View::Full,
+                    render::Storage::default(),
+                )
+            },
+            |page| page.map(|mut p| p.final_scan()),
+            criterion::BatchSize::LargeInput,
+        )
     });
     group.finish();
     Ok(())

@@ -181,13 +181,12 @@ fn try_render(job: &Job<'_>, found: &Found, file: &str) -> anyhow::Result<(Entry
         return Ok((row, None));
     }
     select::apply(&mut report, job.sel).map_err(anyhow::Error::msg)?;
-    let html = render::notebook(report, render::View::Full, render::Storage::default())
-        .context("rendering the notebook")?
-        .html;
+    let mut notebook = render::notebook(report, render::View::Full, render::Storage::default())
+        .context("rendering the notebook")?;
     // The last scan, as for a single notebook: shape-only secret rules over what is written.
-    let (html, _) = crate::privacy::secrets::backstop_notebook(&html);
+    notebook.final_scan();
     let out = job.dir.join(file);
-    std::fs::write(&out, html.as_bytes()).with_context(|| format!("writing {file}"))?;
+    crate::write_output(&out, &notebook.pieces()).with_context(|| format!("writing {file}"))?;
     Ok((row, Some(file.to_owned())))
 }
 

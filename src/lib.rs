@@ -189,9 +189,11 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
         .ok();
         return Ok(Exit::Strict);
     }
-    let mut stored_caught = 0;
     let summary = report.summary;
-    let bytes = match args.format {
+    // The last scan: shape-only secret rules over exactly what is written.
+    let mut page = None;
+    let mut json = String::new();
+    let caught = match args.format {
         Format::Html => {
             let view = match args.view {
                 cli::View::Full => render::View::Full,
@@ -202,23 +204,22 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
             } else {
                 render::Storage::default()
             };
-            let page = timed("render", || render::notebook(report, view, storage))
+            let mut notebook = timed("render", || render::notebook(report, view, storage))
                 .context("rendering the notebook")?;
-            stored_caught = page.caught;
-            page.html
+            let caught = timed("final scan", || notebook.final_scan()) + notebook.caught;
+            page = Some(notebook);
+            caught
         }
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(&report).context("writing the report")?;
-            s.push('\n');
-            s
+            json = serde_json::to_string_pretty(&report).context("writing the report")?;
+            json.push('\n');
+            let (scanned, caught) = timed("final scan", || privacy::secrets::backstop(&json));
+            if let std::borrow::Cow::Owned(s) = scanned {
+                json = s;
+            }
+            caught
         }
     };
-    // The last scan: shape-only secret rules over exactly what is written.
-    let (bytes, caught) = timed("final scan", || match args.format {
-        Format::Html => privacy::secrets::backstop_notebook(&bytes),
-        Format::Json => privacy::secrets::backstop(&bytes),
-    });
-    let caught = caught + stored_caught;
     if caught > 0 && !args.quiet {
         writeln!(
             stderr,
@@ -227,7 +228,11 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
         .ok();
     }
     let out = output_path(args, &input);
-    timed("write", || write_output(&out, &bytes))?;
+    let pieces = match &page {
+        Some(notebook) => notebook.pieces(),
+        None => vec![json.as_str()],
+    };
+    timed("write", || write_output(&out, &pieces))?;
     if out.as_os_str() != "-" && !args.quiet {
         let s = &summary;
         writeln!(
@@ -292,18 +297,23 @@ fn privacy_options(args: &RenderArgs) -> privacy::Options {
     }
 }
 
-/// Writes the output to a file, or to standard output for `-` (a reader that closed the pipe
-/// early is not an error).
-fn write_output(out: &Path, bytes: &str) -> anyhow::Result<()> {
+/// Writes the pieces of a notebook or report in order to a file, or to standard output for `-`
+/// (a reader that closed the pipe early is not an error).
+pub(crate) fn write_output(out: &Path, pieces: &[&str]) -> anyhow::Result<()> {
+    let write = |w: &mut dyn std::io::Write| -> std::io::Result<()> {
+        for piece in pieces {
+            w.write_all(piece.as_bytes())?;
+        }
+        w.flush()
+    };
     if out.as_os_str() != "-" {
-        return std::fs::write(out, bytes.as_bytes())
-            .with_context(|| format!("writing {}", out.display()));
+        let mut file = std::io::BufWriter::new(
+            std::fs::File::create(out).with_context(|| format!("writing {}", out.display()))?,
+        );
+        return write(&mut file).with_context(|| format!("writing {}", out.display()));
     }
     let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(bytes.as_bytes())
-        .and_then(|_| stdout.flush())
-    {
+    match write(&mut stdout) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
             Err(e).context("writing to standard output")
         }
@@ -493,13 +503,12 @@ fn rerender_command(args: &cli::RerenderArgs) -> anyhow::Result<Exit> {
     let mut report = back.report;
     report::select::apply(&mut report, &turn_selection(&args.select)?)
         .map_err(anyhow::Error::msg)?;
-    let bytes = render::notebook(report, render::View::Full, render::Storage::default())
-        .context("rendering the notebook")?
-        .html;
+    let mut notebook = render::notebook(report, render::View::Full, render::Storage::default())
+        .context("rendering the notebook")?;
     // A notebook written by an older version passes the final scan of this one.
-    let (bytes, _) = privacy::secrets::backstop_notebook(&bytes);
+    notebook.final_scan();
     let out = args.output.clone().unwrap_or_else(|| args.input.clone());
-    write_output(&out, &bytes)?;
+    write_output(&out, &notebook.pieces())?;
     if !args.quiet {
         let mut stderr = std::io::stderr().lock();
         for note in &back.notes {

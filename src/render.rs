@@ -108,15 +108,76 @@ const PAGE_EXTRA: usize = 1 << 20;
 /// Turns rendered together per core once their order no longer matters.
 const WINDOW_PER_CORE: usize = 16;
 
-/// A rendered notebook.
+/// A rendered notebook, in the pieces it is written in: the page's markup, and its large inert
+/// data (stored blocks, the embedded report) where it stands, so that writing it out never
+/// copies the data into one string.
 #[derive(Debug, Clone)]
 pub struct Notebook {
-    /// The page.
-    pub html: String,
-    /// Secrets the last shape-only scan found in the turns stored compressed (the rest of the
-    /// page is scanned by [`crate::privacy::secrets::backstop_notebook`]).
+    /// The page, in order.
+    pub parts: Vec<Part>,
+    /// Secrets the last shape-only scan found in the turns stored compressed (the rest is
+    /// scanned by [`Notebook::final_scan`]).
     pub caught: usize,
 }
+
+/// A piece of a notebook.
+#[derive(Debug, Clone)]
+pub enum Part {
+    /// Markup and text: the final secret scan reads it.
+    Text(String),
+    /// Base64 data inside the page's own `<script type="application/octet-stream">` elements:
+    /// inert, and already scanned before it was compressed.
+    Data(String),
+}
+
+impl Notebook {
+    /// The last scan: shape-only secret rules over the page's text. Returns how many secrets
+    /// it redacted. Its data (the embedded report, the turns a large page stores compressed)
+    /// is left alone: those bytes are not text a rule could read, and a replacement inside them
+    /// would break them. What they hold went through the privacy stage like the page itself,
+    /// and stored turns through this scan before they were compressed.
+    pub fn final_scan(&mut self) -> usize {
+        let mut caught = 0;
+        for part in &mut self.parts {
+            if let Part::Text(text) = part {
+                let (scanned, n) = crate::privacy::secrets::backstop(text);
+                if let std::borrow::Cow::Owned(s) = scanned {
+                    *text = s;
+                }
+                caught += n;
+            }
+        }
+        caught
+    }
+
+    /// The page's pieces in order, as written.
+    pub fn pieces(&self) -> Vec<&str> {
+        self.parts.iter().map(Part::as_str).collect()
+    }
+
+    /// The whole page as one string.
+    pub fn html(&self) -> String {
+        let mut out = String::with_capacity(self.parts.iter().map(|p| p.as_str().len()).sum());
+        for part in &self.parts {
+            out.push_str(part.as_str());
+        }
+        out
+    }
+}
+
+impl Part {
+    /// Its text.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Part::Text(s) | Part::Data(s) => s,
+        }
+    }
+}
+
+/// Where the stored blocks and the embedded report stand in the page's markup while it is
+/// rendered: tags no escaped text or sanitized Markdown can hold.
+const STORED_AT: &str = "<tracebook-stored/>";
+const DATA_AT: &str = "<tracebook-data/>";
 
 /// Renders the whole notebook in the full view, from a copy of the report.
 pub fn html(report: &Report) -> askama::Result<String> {
@@ -125,7 +186,7 @@ pub fn html(report: &Report) -> askama::Result<String> {
 
 /// Renders the whole notebook in the given view, from a copy of the report.
 pub fn html_with(report: &Report, view: View) -> askama::Result<String> {
-    notebook(report.clone(), view, Storage::default()).map(|n| n.html)
+    notebook(report.clone(), view, Storage::default()).map(|n| n.html())
 }
 
 /// Renders the whole notebook in the given view, with the turns written as asked. The report
@@ -187,27 +248,40 @@ fn page(mut report: Report, view: View, storage: Storage) -> askama::Result<Note
     }
     // What the highlighter remembers is not needed past this point.
     drop(hl);
-    // The page is written once into a string of its final size.
-    let mut html = String::with_capacity(
-        turns.len() + unlinked.len() + stored.html.len() + data.len() + PAGE_EXTRA,
-    );
+    // The markup is written once into a string of about its final size, with markers where
+    // the data goes.
+    let decoder = (!stored.html.is_empty()).then(|| SafeHtml::asset(DECODER));
+    let mut html = String::with_capacity(turns.len() + unlinked.len() + PAGE_EXTRA);
     PageTemplate {
         report: &report,
         toc,
         csp: SafeHtml::asset_text(&CSP),
         css: SafeHtml::asset(CSS),
         js: SafeHtml::asset(JS),
-        decoder: (!stored.html.is_empty()).then(|| SafeHtml::asset(DECODER)),
+        decoder,
         turns: SafeHtml::rendered(turns),
         unlinked: SafeHtml::rendered(unlinked),
-        stored: SafeHtml::rendered(stored.html),
-        data: SafeHtml::rendered(data),
+        stored: SafeHtml::rendered(STORED_AT.to_owned()),
+        data: SafeHtml::rendered(DATA_AT.to_owned()),
         title,
         conversation: view == View::Conversation,
         overview,
     }
     .render_into(&mut html)?;
-    Ok(Notebook { html, caught })
+    let mut parts = Vec::with_capacity(5);
+    let mut markup = html.as_str();
+    for (at, data) in [(STORED_AT, stored.html), (DATA_AT, data)] {
+        let Some((before, after)) = markup.split_once(at) else {
+            return Err(askama::Error::Custom(
+                "a data marker is missing from the page".into(),
+            ));
+        };
+        parts.push(Part::Text(before.to_owned()));
+        parts.push(Part::Data(data));
+        markup = after;
+    }
+    parts.push(Part::Text(markup.to_owned()));
+    Ok(Notebook { parts, caught })
 }
 
 /// The report model as zstd-compressed JSON in base64: inert inside its `<script>` element

@@ -97,40 +97,6 @@ pub fn backstop(text: &str) -> (Cow<'_, str>, usize) {
     (Cow::Owned(replace(text, &finds)), finds.len())
 }
 
-/// [`backstop`] over a rendered notebook, leaving its compressed data blocks alone (the
-/// embedded report, and the turns a large page stores compressed): their bytes are not text a
-/// rule could read, and a replacement inside them would break them. What they hold went
-/// through the privacy stage like the page itself, and stored turns through this scan before
-/// they were compressed.
-pub fn backstop_notebook(html: &str) -> (Cow<'_, str>, usize) {
-    const DATA: &str = "<script type=\"application/octet-stream\"";
-    let mut pieces: Vec<Cow<'_, str>> = Vec::new();
-    let mut caught = 0;
-    let mut at = 0;
-    // Transcript text is escaped in the page, so the data tag only starts our own blocks.
-    while let Some(found) = html[at..].find(DATA) {
-        let start = at + found;
-        let Some(open_end) = html[start..].find('>').map(|i| start + i + 1) else {
-            break;
-        };
-        let Some(end) = html[open_end..].find("</script>").map(|i| open_end + i) else {
-            break;
-        };
-        let (text, n) = backstop(&html[at..open_end]);
-        pieces.push(text);
-        pieces.push(Cow::Borrowed(&html[open_end..end]));
-        caught += n;
-        at = end;
-    }
-    let (text, n) = backstop(&html[at..]);
-    caught += n;
-    if caught == 0 {
-        return (Cow::Borrowed(html), 0);
-    }
-    pieces.push(text);
-    (Cow::Owned(pieces.concat()), caught)
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::rules::{self, Engine};

@@ -636,8 +636,8 @@ fn stored_turns_open_for_scrolling_links_search_and_filters() -> anyhow::Result<
         inline: 0,
         block: 0,
     };
-    let stored = render::notebook(report.clone(), View::Full, budget)?.html;
-    let inline = render::notebook(report.clone(), View::Full, Storage::Inline)?.html;
+    let stored = render::notebook(report.clone(), View::Full, budget)?.html();
+    let inline = render::notebook(report.clone(), View::Full, Storage::Inline)?.html();
     assert!(stored.contains("class=\"stored\""));
     assert!(!inline.contains("class=\"stored\""));
     for id in ["t2-p", "t2-s3", "t1-s1"] {

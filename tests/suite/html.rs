@@ -174,7 +174,7 @@ fn stored_turns_decode_to_the_whole_page_in_order() -> anyhow::Result<()> {
     let sample =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
     let report = report(&sample)?;
-    let whole = render::notebook(report.clone(), View::Full, Storage::Inline)?.html;
+    let whole = render::notebook(report.clone(), View::Full, Storage::Inline)?.html();
     assert!(!whole.contains("class=\"stored\""));
     assert!(
         !whole.contains("Arjun Barrett"),
@@ -192,7 +192,7 @@ fn stored_turns_decode_to_the_whole_page_in_order() -> anyhow::Result<()> {
             View::Full,
             Storage::Budget { inline, block },
         )?
-        .html;
+        .html();
         assert_eq!(
             page.contains("class=\"stored\""),
             inline < 1 << 20,
@@ -237,7 +237,7 @@ fn a_long_page_is_the_same_on_one_thread_and_on_many() -> anyhow::Result<()> {
             .build()?;
         Ok(pool
             .install(|| render::notebook(long.clone(), View::Full, storage))?
-            .html)
+            .html())
     };
     let single = page(1, Storage::default())?;
     assert!(single.contains("class=\"stored\""));
