@@ -5,6 +5,7 @@
 //! its child sessions are; this module knows no harness. The result is the same record stream
 //! a `json` input gives, so one `event_map` reads every layout.
 
+use rayon::prelude::*;
 use serde_json::{Map, Value as Json};
 use std::path::{Path, PathBuf};
 
@@ -277,22 +278,33 @@ impl Source for Tree {
         let Some(pattern) = &level.files else {
             return Ok(Vec::new());
         };
-        let mut out = Vec::new();
-        for path in glob(&self.root, pattern, parent) {
-            let name = path
-                .strip_prefix(&self.root)
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_else(|_| super::load::display_name(&path));
-            match std::fs::read(&path) {
-                Ok(bytes) => match serde_json::from_slice::<Json>(&bytes) {
-                    Ok(v @ Json::Object(_)) => out.push(v),
-                    Ok(_) => warnings.push(Warning::whole(&name, "not a JSON object; skipped")),
-                    Err(e) => warnings.push(Warning::whole(
-                        &name,
-                        format!("not valid JSON (line {}); skipped", e.line()),
-                    )),
-                },
-                Err(e) => warnings.push(Warning::whole(&name, format!("unreadable: {e}"))),
+        // Files are read and parsed on every core, and taken in path order.
+        let read: Vec<Result<Json, Warning>> = glob(&self.root, pattern, parent)
+            .par_iter()
+            .map(|path| {
+                let name = || {
+                    path.strip_prefix(&self.root)
+                        .map(|p| p.to_string_lossy().into_owned())
+                        .unwrap_or_else(|_| super::load::display_name(path))
+                };
+                match std::fs::read(path) {
+                    Ok(bytes) => match serde_json::from_slice::<Json>(&bytes) {
+                        Ok(v @ Json::Object(_)) => Ok(v),
+                        Ok(_) => Err(Warning::whole(&name(), "not a JSON object; skipped")),
+                        Err(e) => Err(Warning::whole(
+                            &name(),
+                            format!("not valid JSON (line {}); skipped", e.line()),
+                        )),
+                    },
+                    Err(e) => Err(Warning::whole(&name(), format!("unreadable: {e}"))),
+                }
+            })
+            .collect();
+        let mut out = Vec::with_capacity(read.len());
+        for r in read {
+            match r {
+                Ok(v) => out.push(v),
+                Err(w) => warnings.push(w),
             }
         }
         Ok(out)
