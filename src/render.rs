@@ -105,7 +105,8 @@ pub const BLOCK_BYTES: usize = 256 * 1024;
 /// list and the strip (a long session's turn list is most of it).
 const PAGE_EXTRA: usize = 1 << 20;
 
-/// Turns rendered together per core once their order no longer matters.
+/// Turns a page renders and writes into its embedded report together, per core, before it
+/// lets them go.
 const WINDOW_PER_CORE: usize = 16;
 
 /// A rendered notebook, in the pieces it is written in: the page's markup, and its large inert
@@ -157,11 +158,7 @@ impl Notebook {
 
     /// The whole page as one string.
     pub fn html(&self) -> String {
-        let mut out = String::with_capacity(self.parts.iter().map(|p| p.as_str().len()).sum());
-        for part in &self.parts {
-            out.push_str(part.as_str());
-        }
-        out
+        self.pieces().concat()
     }
 }
 
@@ -939,10 +936,10 @@ impl TurnsTemplate<'_> {
         Ok(out)
     }
 
-    /// Renders every turn and hands each to `place` in order, with its number (from 0), the
-    /// length of its steps' HTML and its HTML. Until the page's highlighting budget is spent,
-    /// turns are rendered one at a time: which texts are coloured depends on their order.
-    /// After that, a window of turns at a time is rendered on every core.
+    /// Renders `turns` (numbered from `first`) and hands each to `place` in order, with its
+    /// number, the length of its steps' HTML and its HTML. Until the page's highlighting budget
+    /// is spent, turns are rendered one at a time: which texts are coloured depends on their
+    /// order. The rest are rendered on every core.
     fn each_turn(
         &self,
         turns: &[TurnView],
@@ -957,15 +954,13 @@ impl TurnsTemplate<'_> {
             place(first + next, turn, steps, html)?;
             next += 1;
         }
-        let window = WINDOW_PER_CORE * rayon::current_num_threads();
-        for turns in turns[next..].chunks(window) {
-            let rendered: Vec<askama::Result<(usize, String)>> =
-                turns.par_iter().map(|turn| self.rendered(turn)).collect();
-            for (turn, r) in turns.iter().zip(rendered) {
-                let (steps, html) = r?;
-                place(first + next, turn, steps, html)?;
-                next += 1;
-            }
+        let rest = &turns[next..];
+        let rendered: Vec<askama::Result<(usize, String)>> =
+            rest.par_iter().map(|turn| self.rendered(turn)).collect();
+        for (turn, r) in rest.iter().zip(rendered) {
+            let (steps, html) = r?;
+            place(first + next, turn, steps, html)?;
+            next += 1;
         }
         Ok(())
     }

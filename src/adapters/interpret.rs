@@ -441,7 +441,7 @@ pub(crate) fn lookup<'j>(value: &'j Json, pointer: &str) -> Option<&'j Json> {
     let rest = pointer.strip_prefix('/')?;
     let mut at = value;
     for step in rest.split('/') {
-        let step: std::borrow::Cow<'_, str> = if step.contains('~') {
+        let step: Cow<'_, str> = if step.contains('~') {
             step.replace("~1", "/").replace("~0", "~").into()
         } else {
             step.into()

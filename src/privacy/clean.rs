@@ -33,7 +33,7 @@ pub struct Clean {
 impl Redactor for Clean {
     fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut out = Cow::Borrowed(text);
-        // One byte scan rules out escapes and controls for most text (issue 7).
+        // One byte scan rules out escapes and controls for most text.
         let controls = may_hold_controls(text.as_bytes());
         if controls && out.contains(['\x1b', '\u{9b}']) {
             out = Cow::Owned(ESCAPES.replace_all(&out, "").into_owned());
