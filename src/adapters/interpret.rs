@@ -3,6 +3,7 @@
 //! Output is [`Raw`]: events that still carry vendor words (status, exit code, tool kind) with
 //! the table that translates each. [`super::normalize`] turns them into canonical events.
 
+use rayon::prelude::*;
 use serde_json::Value as Json;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
@@ -87,7 +88,8 @@ pub(crate) struct Raw {
     pub(crate) duplicates: usize,
 }
 
-/// Applies one adapter to records fed one at a time.
+/// Applies one adapter to records fed in line order. The work on one record that needs no
+/// state is a [`Draft`], made on any core; the interpreter applies drafts in line order.
 pub(crate) struct Interpreter<'a> {
     spec: &'a AdapterSpec,
     raw: Raw,
@@ -98,10 +100,111 @@ pub(crate) struct Interpreter<'a> {
     has_tokens: bool,
 }
 
-struct Ctx<'r> {
-    record: &'r Json,
+/// What one record yields before the interpreter's running state is applied to it: whether
+/// its key was seen before, which facts are first seen, whether a keyed text was kept before,
+/// whether streamed text continues the last message. Made without that state, so on any core.
+pub(crate) struct Draft<'s> {
     line: usize,
+    dedup: Option<String>,
+    facts: FactDraft,
     timestamp: Option<String>,
+    sidechain: Option<String>,
+    ops: Ops<'s>,
+}
+
+/// The session facts one record holds.
+#[derive(Default)]
+struct FactDraft {
+    id: Option<String>,
+    branch: Option<String>,
+    version: Option<String>,
+    model: Option<String>,
+    cwd: Option<String>,
+    timestamp: Option<String>,
+    /// The usage key and the input and output token sums.
+    usage: Option<(String, Option<u64>, Option<u64>)>,
+}
+
+/// An event of a record, kept unless `once` (a text kind and key) was kept before, or
+/// `continues` appends it to the last message.
+struct DraftEvent {
+    body: RawBody,
+    once: Option<(u8, String)>,
+    continues: bool,
+}
+
+/// What the rules make of one record: its events in order, and what they skip or do not
+/// know (counted, so their order does not matter).
+#[derive(Default)]
+struct Ops<'s> {
+    events: Vec<DraftEvent>,
+    skipped: Vec<&'s str>,
+    unmatched: Vec<String>,
+}
+
+impl<'s> Draft<'s> {
+    /// The draft of one record (its 1-based line number is kept for messages).
+    pub(crate) fn of(spec: &'s AdapterSpec, line: usize, record: &Json) -> Self {
+        let dedup = spec
+            .records
+            .dedup
+            .as_ref()
+            .and_then(|k| eval_str(k, record, record));
+        let facts = FactDraft::of(spec, record);
+        let timestamp = facts.timestamp.clone();
+        let sidechain = spec
+            .records
+            .sidechain
+            .as_ref()
+            .filter(|s| all(&s.when, record, record))
+            .map(|s| eval_str(&s.agent, record, record).unwrap_or_else(|| "inline".to_owned()));
+        let mut ops = Ops::default();
+        if !rules(spec, &spec.event_map, record, record, &mut ops) {
+            ops.unmatched.push(type_name(spec, record));
+        }
+        Self {
+            line,
+            dedup,
+            facts,
+            timestamp,
+            sidechain,
+            ops,
+        }
+    }
+}
+
+impl FactDraft {
+    fn of(spec: &AdapterSpec, record: &Json) -> Self {
+        let s = &spec.session;
+        let text = |v: &Option<ValueSpec>| {
+            v.as_ref()
+                .and_then(|v| eval_str(v, record, record))
+                .filter(|v| !v.is_empty())
+        };
+        let usage = s.usage.as_ref().and_then(|u| {
+            let key = eval_str(&u.key, record, record)?;
+            let sum = |specs: &[ValueSpec]| -> Option<u64> {
+                let vals: Vec<u64> = specs
+                    .iter()
+                    .filter_map(|v| eval(v, record, record).and_then(|j| j.as_u64()))
+                    .collect();
+                (!vals.is_empty()).then(|| vals.iter().sum())
+            };
+            Some((key, sum(&u.input), sum(&u.output)))
+        });
+        Self {
+            id: text(&s.id),
+            branch: text(&s.branch),
+            version: text(&s.version),
+            model: text(&s.model),
+            cwd: text(&s.cwd),
+            timestamp: s
+                .timestamp
+                .as_ref()
+                .and_then(|v| eval_str(v, record, record)),
+            usage,
+        }
+    }
 }
 
 impl<'a> Interpreter<'a> {
@@ -118,40 +221,78 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Feeds one record (its 1-based line number is kept for messages).
+    #[cfg(test)]
     pub(crate) fn record(&mut self, line: usize, record: &Json) {
+        self.apply(Draft::of(self.spec, line, record));
+    }
+
+    /// Feeds records in line order; their drafts are made on every core.
+    pub(crate) fn records(&mut self, records: Vec<(usize, Json)>) {
         let spec = self.spec;
-        if let Some(key) = spec
-            .records
-            .dedup
-            .as_ref()
-            .and_then(|k| eval_str(k, record, record))
+        let drafts: Vec<Draft<'_>> = records
+            .into_par_iter()
+            .map(|(line, record)| Draft::of(spec, line, &record))
+            .collect();
+        for draft in drafts {
+            self.apply(draft);
+        }
+    }
+
+    /// Applies one record's draft, in line order.
+    pub(crate) fn apply(&mut self, draft: Draft<'_>) {
+        if let Some(key) = draft.dedup
             && !self.seen_records.insert(key)
         {
             self.raw.duplicates += 1;
             return;
         }
-        self.facts(record);
-        let timestamp = spec
-            .session
-            .timestamp
-            .as_ref()
-            .and_then(|t| eval_str(t, record, record));
-        let ctx = Ctx {
-            record,
-            line,
-            timestamp,
-        };
-        let sidechain = spec
-            .records
-            .sidechain
-            .as_ref()
-            .filter(|s| all(&s.when, record, record))
-            .map(|s| eval_str(&s.agent, record, record).unwrap_or_else(|| "inline".to_owned()));
-        let mut out = Vec::new();
-        if !self.rules(&spec.event_map, record, &ctx, &mut out) {
-            self.unmatched(record, line);
+        self.facts(draft.facts);
+        for reason in draft.ops.skipped {
+            match self.raw.skipped.get_mut(reason) {
+                Some(n) => *n += 1,
+                None => {
+                    self.raw.skipped.insert(reason.to_owned(), 1);
+                }
+            }
         }
-        match sidechain {
+        for name in draft.ops.unmatched {
+            let entry = self.raw.unmatched.entry(name).or_insert((0, draft.line));
+            entry.0 += 1;
+        }
+        let mut out = Vec::with_capacity(draft.ops.events.len());
+        for DraftEvent {
+            body,
+            once,
+            continues,
+        } in draft.ops.events
+        {
+            if continues
+                && let RawBody::Assistant(text) = &body
+                && let Some(RawEvent {
+                    body: RawBody::Assistant(previous),
+                    ..
+                }) = self.raw.events.last_mut()
+            {
+                previous.push_str(text);
+                continue;
+            }
+            if let Some((kind, key)) = once {
+                let text = match &body {
+                    RawBody::Assistant(text) => text.clone(),
+                    RawBody::Thinking(text) => text.clone().unwrap_or_default(),
+                    _ => String::new(),
+                };
+                if !self.seen_text.insert((kind, key, text)) {
+                    continue;
+                }
+            }
+            out.push(RawEvent {
+                line: draft.line,
+                timestamp: draft.timestamp.clone(),
+                body,
+            });
+        }
+        match draft.sidechain {
             Some(agent) => match self.raw.sidechains.iter_mut().find(|(a, _)| *a == agent) {
                 Some((_, events)) => events.extend(out),
                 None => self.raw.sidechains.push((agent, out)),
@@ -162,7 +303,7 @@ impl<'a> Interpreter<'a> {
 
     /// Reads session facts from a value that is not a record (a JSON document's own fields).
     pub(crate) fn facts_only(&mut self, value: &Json) {
-        self.facts(value);
+        self.facts(FactDraft::of(self.spec, value));
     }
 
     /// Finishes reading and returns what was read.
@@ -173,224 +314,165 @@ impl<'a> Interpreter<'a> {
         self.raw
     }
 
-    fn unmatched(&mut self, item: &Json, line: usize) {
-        let name = self
-            .spec
-            .records
-            .type_at
-            .as_ref()
-            .and_then(|p| resolve(p, item, item))
-            .map(scalar_string)
-            .unwrap_or_else(|| "(no type)".to_owned());
-        let entry = self.raw.unmatched.entry(name).or_insert((0, line));
-        entry.0 += 1;
-    }
-
-    fn facts(&mut self, record: &Json) {
-        let s = &self.spec.session;
+    fn facts(&mut self, seen: FactDraft) {
         let facts = &mut self.raw.facts;
-        let first = |slot: &mut Option<String>, spec: &Option<ValueSpec>| {
-            if slot.is_none()
-                && let Some(v) = spec
-                    .as_ref()
-                    .and_then(|v| eval_str(v, record, record))
-                    .filter(|v| !v.is_empty())
-            {
-                *slot = Some(v);
-            }
-        };
-        first(&mut facts.id, &s.id);
-        first(&mut facts.branch, &s.branch);
-        first(&mut facts.version, &s.version);
-        first(&mut facts.model, &s.model);
-        if let Some(cwd) = s
-            .cwd
-            .as_ref()
-            .and_then(|v| eval_text(v, record, record))
-            .filter(|v| !v.is_empty())
-        {
-            if facts.cwd.is_none() {
-                facts.cwd = Some(cwd.clone().into_owned());
-            }
-            if !facts.cwds.iter().any(|c| *c == cwd) {
-                facts.cwds.push(cwd.into_owned());
+        for (slot, value) in [
+            (&mut facts.id, seen.id),
+            (&mut facts.branch, seen.branch),
+            (&mut facts.version, seen.version),
+            (&mut facts.model, seen.model),
+        ] {
+            if slot.is_none() {
+                *slot = value;
             }
         }
-        if let Some(ts) = s
-            .timestamp
-            .as_ref()
-            .and_then(|v| eval_text(v, record, record))
-        {
+        if let Some(cwd) = seen.cwd {
+            if facts.cwd.is_none() {
+                facts.cwd = Some(cwd.clone());
+            }
+            if !facts.cwds.contains(&cwd) {
+                facts.cwds.push(cwd);
+            }
+        }
+        if let Some(ts) = seen.timestamp {
             if facts.started_at.as_deref().is_none_or(|t| *ts < *t) {
-                facts.started_at = Some(ts.clone().into_owned());
+                facts.started_at = Some(ts.clone());
             }
             if facts.ended_at.as_deref().is_none_or(|t| *ts > *t) {
-                facts.ended_at = Some(ts.into_owned());
+                facts.ended_at = Some(ts);
             }
         }
-        if let Some(u) = &s.usage
-            && let Some(key) = eval_text(&u.key, record, record)
-            && !self.seen_usage.contains(key.as_ref())
-            && self.seen_usage.insert(key.into_owned())
+        if let Some((key, input, output)) = seen.usage
+            && !self.seen_usage.contains(&key)
+            && self.seen_usage.insert(key)
+            && (input.is_some() || output.is_some())
         {
-            let sum = |specs: &[ValueSpec]| -> Option<u64> {
-                let vals: Vec<u64> = specs
-                    .iter()
-                    .filter_map(|v| eval(v, record, record).and_then(|j| j.as_u64()))
-                    .collect();
-                (!vals.is_empty()).then(|| vals.iter().sum())
+            self.has_tokens = true;
+            self.tokens.input += input.unwrap_or(0);
+            self.tokens.output += output.unwrap_or(0);
+        }
+    }
+}
+
+/// The type name of an item no rule matched.
+fn type_name(spec: &AdapterSpec, item: &Json) -> String {
+    spec.records
+        .type_at
+        .as_ref()
+        .and_then(|p| resolve(p, item, item))
+        .map(scalar_string)
+        .unwrap_or_else(|| "(no type)".to_owned())
+}
+
+/// Applies the first matching rule; returns whether any rule matched.
+fn rules<'s>(
+    spec: &'s AdapterSpec,
+    rules_: &'s [Rule],
+    item: &Json,
+    record: &Json,
+    ops: &mut Ops<'s>,
+) -> bool {
+    let Some(rule) = rules_.iter().find(|r| all(&r.when, item, record)) else {
+        return false;
+    };
+    match &rule.action {
+        Action::Skip(reason) => ops.skipped.push(reason),
+        Action::Emit(emit) => ops.events.extend(emit_event(emit, item, record)),
+        Action::Steps(steps) => {
+            for step in steps {
+                if all(&step.when, item, record) {
+                    rules(spec, std::slice::from_ref(step), item, record, ops);
+                }
+            }
+        }
+        Action::EmitAll(emits) => {
+            for emit in emits {
+                ops.events.extend(emit_event(emit, item, record));
+            }
+        }
+        Action::Each { at, rules: each } => {
+            // An object is one element: records that hold a single item read like lists.
+            let items: &[Json] = match resolve(at, item, record) {
+                Some(Json::Array(items)) => items,
+                Some(obj @ Json::Object(_)) => std::slice::from_ref(obj),
+                _ => &[],
             };
-            let input = sum(&u.input);
-            let output = sum(&u.output);
-            if input.is_some() || output.is_some() {
-                self.has_tokens = true;
-                self.tokens.input += input.unwrap_or(0);
-                self.tokens.output += output.unwrap_or(0);
-            }
-        }
-    }
-
-    /// Applies the first matching rule; returns whether any rule matched.
-    fn rules(
-        &mut self,
-        rules: &[Rule],
-        item: &Json,
-        ctx: &Ctx<'_>,
-        out: &mut Vec<RawEvent>,
-    ) -> bool {
-        let Some(rule) = rules.iter().find(|r| all(&r.when, item, ctx.record)) else {
-            return false;
-        };
-        match &rule.action {
-            Action::Skip(reason) => {
-                *self.raw.skipped.entry(reason.clone()).or_insert(0) += 1;
-            }
-            Action::Emit(emit) => {
-                if let Some(body) = self.emit(emit, item, ctx.record) {
-                    out.push(RawEvent {
-                        line: ctx.line,
-                        timestamp: ctx.timestamp.clone(),
-                        body,
-                    });
-                }
-            }
-            Action::Steps(steps) => {
-                for step in steps {
-                    if all(&step.when, item, ctx.record) {
-                        self.rules(std::slice::from_ref(step), item, ctx, out);
-                    }
-                }
-            }
-            Action::EmitAll(emits) => {
-                for emit in emits {
-                    if let Some(body) = self.emit(emit, item, ctx.record) {
-                        out.push(RawEvent {
-                            line: ctx.line,
-                            timestamp: ctx.timestamp.clone(),
-                            body,
-                        });
-                    }
-                }
-            }
-            Action::Each { at, rules } => {
-                // An object is one element: records that hold a single item read like lists.
-                let items: &[Json] = match resolve(at, item, ctx.record) {
-                    Some(Json::Array(items)) => items,
-                    Some(obj @ Json::Object(_)) => std::slice::from_ref(obj),
-                    _ => &[],
-                };
-                for element in items {
-                    if !self.rules(rules, element, ctx, out) {
-                        self.unmatched(element, ctx.line);
-                    }
+            for element in items {
+                if !rules(spec, each, element, record, ops) {
+                    ops.unmatched.push(type_name(spec, element));
                 }
             }
         }
-        true
     }
+    true
+}
 
-    fn emit(&mut self, emit: &Emit, item: &Json, record: &Json) -> Option<RawBody> {
-        let s = |v: &ValueSpec| eval_str(v, item, record);
-        let word = |v: &Option<ValueSpec>| {
-            v.as_ref().map(|v| Word {
-                raw: eval(v, item, record),
-                table: v.map.clone(),
-            })
-        };
-        Some(match emit {
-            Emit::Prompt { text } => RawBody::Prompt(s(text)?),
-            Emit::Assistant { text, key, delta } => {
-                let text = s(text)?;
-                let continues = delta
-                    .as_ref()
-                    .and_then(|d| eval(d, item, record))
-                    .is_some_and(|v| v == Json::Bool(true));
-                if continues
-                    && let Some(RawEvent {
-                        body: RawBody::Assistant(previous),
-                        ..
-                    }) = self.raw.events.last_mut()
-                {
-                    previous.push_str(&text);
-                    return None;
-                }
-                if !self.first_time(0, key.as_ref().and_then(s), &text) {
-                    return None;
-                }
-                RawBody::Assistant(text)
-            }
-            Emit::Thinking { text, key } => {
-                let text = text.as_ref().and_then(s).filter(|t| !t.trim().is_empty());
-                let body = text.clone().unwrap_or_default();
-                if !self.first_time(1, key.as_ref().and_then(s), &body) {
-                    return None;
-                }
-                RawBody::Thinking(text)
-            }
-            Emit::Interrupt => RawBody::Interrupt,
-            Emit::Compaction { summary } => RawBody::Compaction(summary.as_ref().and_then(s)),
-            Emit::ToolCall(c) => RawBody::ToolCall(RawCall {
-                call_id: s(&c.call_id)?,
-                name: s(&c.name).unwrap_or_default(),
-                kind: word(&c.kind),
-                input: c
-                    .input
-                    .as_ref()
-                    .and_then(|v| eval(v, item, record))
-                    .unwrap_or(Json::Null),
-                command: c.command.as_ref().and_then(s),
-                paths: c.paths.iter().filter_map(s).collect(),
-            }),
-            Emit::ToolResult(r) => RawBody::ToolResult(RawResult {
-                call_id: s(&r.call_id)?,
-                output: r.output.as_ref().and_then(s),
-                status: word(&r.status),
-                exit_code: word(&r.exit_code),
-                patch: r.patch.as_ref().and_then(|p| patch(p, item, record)),
-                agent_id: r.agent_id.as_ref().and_then(s),
-            }),
-            Emit::Failure(f) => {
-                let value = |v: &Option<ValueSpec>| v.as_ref().and_then(|v| eval(v, item, record));
-                RawBody::Failure(RawFailure {
-                    scope: word(&f.scope),
-                    stage: word(&f.stage),
-                    category: word(&f.category),
-                    http_status: value(&f.http_status),
-                    exit_code: value(&f.exit_code),
-                    signal: value(&f.signal),
-                    call_id: f.call_id.as_ref().and_then(s),
-                })
-            }
+/// The event one emit makes of an item, with what decides whether it is kept.
+fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
+    let s = |v: &ValueSpec| eval_str(v, item, record);
+    let word = |v: &Option<ValueSpec>| {
+        v.as_ref().map(|v| Word {
+            raw: eval(v, item, record),
+            table: v.map.clone(),
         })
-    }
-
-    /// Keyed text events are kept once per (kind, key, text); unkeyed ones always.
-    fn first_time(&mut self, kind: u8, key: Option<String>, text: &str) -> bool {
-        match key {
-            Some(key) => self.seen_text.insert((kind, key, text.to_owned())),
-            None => true,
+    };
+    let mut once = None;
+    let mut continues = false;
+    let body = match emit {
+        Emit::Prompt { text } => RawBody::Prompt(s(text)?),
+        Emit::Assistant { text, key, delta } => {
+            let text = s(text)?;
+            continues = delta
+                .as_ref()
+                .and_then(|d| eval(d, item, record))
+                .is_some_and(|v| v == Json::Bool(true));
+            once = key.as_ref().and_then(s).map(|k| (0, k));
+            RawBody::Assistant(text)
         }
-    }
+        Emit::Thinking { text, key } => {
+            once = key.as_ref().and_then(s).map(|k| (1, k));
+            RawBody::Thinking(text.as_ref().and_then(s).filter(|t| !t.trim().is_empty()))
+        }
+        Emit::Interrupt => RawBody::Interrupt,
+        Emit::Compaction { summary } => RawBody::Compaction(summary.as_ref().and_then(s)),
+        Emit::ToolCall(c) => RawBody::ToolCall(RawCall {
+            call_id: s(&c.call_id)?,
+            name: s(&c.name).unwrap_or_default(),
+            kind: word(&c.kind),
+            input: c
+                .input
+                .as_ref()
+                .and_then(|v| eval(v, item, record))
+                .unwrap_or(Json::Null),
+            command: c.command.as_ref().and_then(s),
+            paths: c.paths.iter().filter_map(s).collect(),
+        }),
+        Emit::ToolResult(r) => RawBody::ToolResult(RawResult {
+            call_id: s(&r.call_id)?,
+            output: r.output.as_ref().and_then(s),
+            status: word(&r.status),
+            exit_code: word(&r.exit_code),
+            patch: r.patch.as_ref().and_then(|p| patch(p, item, record)),
+            agent_id: r.agent_id.as_ref().and_then(s),
+        }),
+        Emit::Failure(f) => {
+            let value = |v: &Option<ValueSpec>| v.as_ref().and_then(|v| eval(v, item, record));
+            RawBody::Failure(RawFailure {
+                scope: word(&f.scope),
+                stage: word(&f.stage),
+                category: word(&f.category),
+                http_status: value(&f.http_status),
+                exit_code: value(&f.exit_code),
+                signal: value(&f.signal),
+                call_id: f.call_id.as_ref().and_then(s),
+            })
+        }
+    };
+    Some(DraftEvent {
+        body,
+        once,
+        continues,
+    })
 }
 
 /// Whether a condition holds for a whole record (used by detection).
@@ -719,5 +801,43 @@ exit_code_map: { values: { "0": ok }, default: error }
             Some(json!("2"))
         );
         assert_eq!(r.output.as_deref(), Some("Exit code 2\nboom"));
+    }
+
+    #[test]
+    fn records_drafted_on_many_cores_read_as_records_fed_one_at_a_time() {
+        let spec = spec();
+        let records: Vec<(usize, Json)> = (0..600)
+            .map(|i| {
+                let rec = match i % 5 {
+                    0 => json!({"type": "note", "uuid": format!("n{i}")}),
+                    1 => json!({"type": "msg", "uuid": format!("u{}", i % 7), "id": format!("m{}", i % 3),
+                        "content": [{"type": "text", "text": format!("t{}", i % 4)},
+                                    {"type": "call", "id": format!("c{i}"), "name": "Bash"},
+                                    {"type": format!("odd{}", i % 2)}]}),
+                    2 => json!({"type": "out", "uuid": format!("o{i}"), "id": format!("c{}", i - 1),
+                        "content": [{"type": "text", "text": "Exit code 1\nno"}]}),
+                    3 => json!({"type": "strange", "uuid": format!("s{i}")}),
+                    _ => json!({"type": "msg", "uuid": format!("u{}", i % 11), "id": "m1",
+                        "content": {"type": "text", "text": "same"}}),
+                };
+                (i + 1, rec)
+            })
+            .collect();
+        let mut one = Interpreter::new(&spec);
+        for (line, rec) in &records {
+            one.record(*line, rec);
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .expect("a thread pool");
+        let many = pool.install(|| {
+            let mut it = Interpreter::new(&spec);
+            it.records(records);
+            it.finish()
+        });
+        let one = one.finish();
+        assert!(one.duplicates > 0 && !one.unmatched.is_empty());
+        assert_eq!(format!("{one:?}"), format!("{many:?}"));
     }
 }

@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::interpret::{Interpreter, Raw};
+use super::interpret::{Draft, Interpreter, Raw};
 use super::joined;
 use super::needs::{self, Needs};
 use super::normalize::Normalizer;
@@ -238,10 +238,15 @@ fn read_session(
             };
             children = joined.children;
             let records = group(spec, joined.records);
-            for (i, rec) in records.iter().enumerate() {
-                interp.record(i + 1, rec);
-            }
-            records.len()
+            let count = records.len();
+            interp.records(
+                records
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, r)| (i + 1, r))
+                    .collect(),
+            );
+            count
         }
         _ => read_records(main, spec, layout, &source, &mut warnings, &mut interp)?,
     };
@@ -268,9 +273,8 @@ fn read_session(
             .clone()
             .unwrap_or_else(|| "child session".to_owned());
         let mut interp = Interpreter::new(spec);
-        for (i, rec) in group(spec, child.records).iter().enumerate() {
-            interp.record(i + 1, rec);
-        }
+        let records = group(spec, child.records).into_iter().enumerate();
+        interp.records(records.map(|(i, r)| (i + 1, r)).collect());
         let raw = interp.finish();
         report_raw(&raw, &name, &mut warnings, &mut skipped);
         let mut sub = normalizer.session(raw, &name, FailureScope::Subagent, &mut warnings);
@@ -422,13 +426,10 @@ fn read_records(
     let needs = Needs::of(spec);
     let mut replayed = spec.records.replay.as_ref().map(Replay::new);
     let grouped = spec.records.group_by.is_some();
+    // Records read in order are drafted as they are parsed; records kept for replay or
+    // regrouping are moved there, not copied, and drafted once their order is known.
+    let drafted = replayed.is_none() && !grouped;
     let mut held: Vec<(usize, Json)> = Vec::new();
-    // Records kept for replay or regrouping are moved there, not copied.
-    let mut each = |interp: &mut Interpreter<'_>, line: usize, rec: Json| match replayed.as_mut() {
-        Some(r) => r.push(line, rec),
-        None if grouped => held.push((line, rec)),
-        None => interp.record(line, &rec),
-    };
     let count = match format_of(layout, path) {
         InputFormat::Tree | InputFormat::Sqlite => {
             warnings.push(Warning::whole(
@@ -443,7 +444,7 @@ fn read_records(
             let mut count = 0;
             let mut empty = true;
             let mut line_no = 0;
-            let mut ready: Vec<Parsed> = Vec::new();
+            let mut ready: Vec<Parsed<'_>> = Vec::new();
             loop {
                 let batch = read_batch(&mut reader, &mut line_no).map_err(io)?;
                 empty &= batch.lines.is_empty();
@@ -451,14 +452,19 @@ fn read_records(
                     break;
                 }
                 let (next, ()) = rayon::join(
-                    || batch.parse(&needs, source),
+                    || batch.parse(&needs, drafted.then_some(spec), source),
                     || {
                         for p in ready.drain(..) {
                             warnings.extend(p.warnings);
-                            if let Some(rec) = p.record {
-                                count += 1;
-                                each(interp, p.line, rec);
+                            match p.item {
+                                Item::Nothing => continue,
+                                Item::Draft(draft) => interp.apply(*draft),
+                                Item::Record(rec) => match replayed.as_mut() {
+                                    Some(r) => r.push(p.line, rec),
+                                    None => held.push((p.line, rec)),
+                                },
                             }
+                            count += 1;
                         }
                     },
                 );
@@ -490,8 +496,11 @@ fn read_records(
             // Session facts of the document itself (its id, start time) come first.
             interp.facts_only(&doc);
             let count = records.len();
-            for (i, rec) in records.into_iter().enumerate() {
-                each(interp, i + 1, rec);
+            let numbered = records.into_iter().enumerate().map(|(i, rec)| (i + 1, rec));
+            match replayed.as_mut() {
+                Some(r) => numbered.for_each(|(line, rec)| r.push(line, rec)),
+                None if grouped => held.extend(numbered),
+                None => interp.records(numbered.collect()),
             }
             count
         }
@@ -499,18 +508,19 @@ fn read_records(
     if let Some(r) = replayed {
         held = r.finish().collect();
         if !grouped {
-            for (line, rec) in held.drain(..) {
-                interp.record(line, &rec);
-            }
+            interp.records(std::mem::take(&mut held));
         }
     }
     if grouped {
         // Records are regrouped by their parent link before the rules see them.
         let lines: Vec<usize> = held.iter().map(|(l, _)| *l).collect();
         let regrouped = group_indexed(spec, held.into_iter().map(|(_, r)| r).collect());
-        for (i, rec) in regrouped {
-            interp.record(lines.get(i).copied().unwrap_or(i + 1), &rec);
-        }
+        interp.records(
+            regrouped
+                .into_iter()
+                .map(|(i, rec)| (lines.get(i).copied().unwrap_or(i + 1), rec))
+                .collect(),
+        );
     }
     Ok(count)
 }
@@ -592,11 +602,21 @@ struct Batch {
     lines: Vec<(usize, std::ops::Range<usize>)>,
 }
 
-/// One line parsed: its number, its record if it holds one, and what it warns of.
-struct Parsed {
+/// One line parsed: its number, what it holds, and what it warns of.
+struct Parsed<'s> {
     line: usize,
-    record: Option<Json>,
+    item: Item<'s>,
     warnings: Vec<Warning>,
+}
+
+/// What a parsed line holds.
+enum Item<'s> {
+    /// No record (a blank or bad line).
+    Nothing,
+    /// A record, drafted where it was parsed (its record is let go there).
+    Draft(Box<Draft<'s>>),
+    /// A record kept whole, for replay or regrouping.
+    Record(Json),
 }
 
 /// Reads whole lines until about [`BATCH_BYTES`] are read or the input ends.
@@ -617,7 +637,13 @@ fn read_batch(reader: &mut dyn BufRead, line_no: &mut usize) -> std::io::Result<
 }
 
 impl Batch {
-    fn parse(&self, needs: &Needs, source: &str) -> Vec<Parsed> {
+    /// Parses every line on every core; with an adapter, each record is drafted there too.
+    fn parse<'s>(
+        &self,
+        needs: &Needs,
+        draft: Option<&'s AdapterSpec>,
+        source: &str,
+    ) -> Vec<Parsed<'s>> {
         self.lines
             .par_iter()
             .map(|(line, range)| {
@@ -625,9 +651,14 @@ impl Batch {
                 let complete = buf.last() == Some(&b'\n');
                 let mut warnings = Vec::new();
                 let record = parse_line(buf, needs, complete, source, *line, &mut warnings);
+                let item = match (record, draft) {
+                    (None, _) => Item::Nothing,
+                    (Some(rec), Some(spec)) => Item::Draft(Box::new(Draft::of(spec, *line, &rec))),
+                    (Some(rec), None) => Item::Record(rec),
+                };
                 Parsed {
                     line: *line,
-                    record,
+                    item,
                     warnings,
                 }
             })
