@@ -174,7 +174,9 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
         generated_at,
     )?;
     report::select::apply(&mut report, &selection).map_err(anyhow::Error::msg)?;
-    let mut stderr = std::io::stderr().lock();
+    // Not locked for the whole render: a thread of the render that writes to standard error (a
+    // panic message) would wait for the lock forever.
+    let mut stderr = std::io::stderr();
     if !args.quiet || args.strict {
         for w in &warnings {
             writeln!(stderr, "warning: {w}").ok();

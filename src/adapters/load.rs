@@ -409,13 +409,13 @@ fn format_of(layout: &InputSpec, path: &Path) -> InputFormat {
 
 /// Reads every record of a file in order, feeding each with its 1-based line number.
 /// Returns how many records were read; unreadable lines become warnings.
-fn read_records(
+fn read_records<'s>(
     path: &Path,
-    spec: &AdapterSpec,
+    spec: &'s AdapterSpec,
     layout: &InputSpec,
     source: &str,
     warnings: &mut Vec<Warning>,
-    interp: &mut Interpreter<'_>,
+    interp: &mut Interpreter<'s>,
 ) -> Result<usize, InputError> {
     let io = |e| InputError::Io {
         path: path.to_owned(),
@@ -424,12 +424,36 @@ fn read_records(
     let mut reader = open(path).map_err(io)?;
     // Each line is parsed into only what the adapter reads.
     let needs = Needs::of(spec);
-    let mut replayed = spec.records.replay.as_ref().map(Replay::new);
+    let replay = spec.records.replay.as_ref();
     let grouped = spec.records.group_by.is_some();
-    // Records read in order are drafted as they are parsed; records kept for replay or
-    // regrouping are moved there, not copied, and drafted once their order is known.
-    let drafted = replayed.is_none() && !grouped;
+    // Each record is drafted where it is parsed, and its place in a replayed log found there;
+    // records to regroup by their parent link are kept whole until their order is known.
+    let item = |line: usize, rec: Json| -> Item<'s> {
+        match replay {
+            _ if grouped => Item::Record(rec),
+            Some(r) => Item::Replayed(Replayed::of(r, rec, &|rec| {
+                Box::new(Draft::of(spec, line, &rec))
+            })),
+            None => Item::Draft(Box::new(Draft::of(spec, line, &rec))),
+        }
+    };
+    let mut log: Replay<Box<Draft<'s>>> = Replay::default();
     let mut held: Vec<(usize, Json)> = Vec::new();
+    let mut take = |interp: &mut Interpreter<'_>, line: usize, item: Item<'s>| match item {
+        Item::Nothing => false,
+        Item::Draft(draft) => {
+            interp.apply(*draft);
+            true
+        }
+        Item::Replayed(r) => {
+            log.push(r);
+            true
+        }
+        Item::Record(rec) => {
+            held.push((line, rec));
+            true
+        }
+    };
     let count = match format_of(layout, path) {
         InputFormat::Tree | InputFormat::Sqlite => {
             warnings.push(Warning::whole(
@@ -444,7 +468,7 @@ fn read_records(
             let mut count = 0;
             let mut empty = true;
             let mut line_no = 0;
-            let mut ready: Vec<Parsed<'_>> = Vec::new();
+            let mut ready: Vec<Parsed<'s>> = Vec::new();
             loop {
                 let batch = read_batch(&mut reader, &mut line_no).map_err(io)?;
                 empty &= batch.lines.is_empty();
@@ -452,19 +476,11 @@ fn read_records(
                     break;
                 }
                 let (next, ()) = rayon::join(
-                    || batch.parse(&needs, drafted.then_some(spec), source),
+                    || batch.parse(&needs, source, &item),
                     || {
                         for p in ready.drain(..) {
                             warnings.extend(p.warnings);
-                            match p.item {
-                                Item::Nothing => continue,
-                                Item::Draft(draft) => interp.apply(*draft),
-                                Item::Record(rec) => match replayed.as_mut() {
-                                    Some(r) => r.push(p.line, rec),
-                                    None => held.push((p.line, rec)),
-                                },
-                            }
-                            count += 1;
+                            count += usize::from(take(interp, p.line, p.item));
                         }
                     },
                 );
@@ -496,100 +512,131 @@ fn read_records(
             // Session facts of the document itself (its id, start time) come first.
             interp.facts_only(&doc);
             let count = records.len();
-            let numbered = records.into_iter().enumerate().map(|(i, rec)| (i + 1, rec));
-            match replayed.as_mut() {
-                Some(r) => numbered.for_each(|(line, rec)| r.push(line, rec)),
-                None if grouped => held.extend(numbered),
-                None => interp.records(numbered.collect()),
+            let items: Vec<Item<'s>> = records
+                .into_par_iter()
+                .enumerate()
+                .map(|(i, rec)| item(i + 1, rec))
+                .collect();
+            for (i, it) in items.into_iter().enumerate() {
+                take(interp, i + 1, it);
             }
             count
         }
     };
-    if let Some(r) = replayed {
-        held = r.finish().collect();
-        if !grouped {
-            interp.records(std::mem::take(&mut held));
+    if !grouped {
+        for draft in log.finish() {
+            interp.apply(*draft);
         }
+        return Ok(count);
     }
-    if grouped {
-        // Records are regrouped by their parent link before the rules see them.
-        let lines: Vec<usize> = held.iter().map(|(l, _)| *l).collect();
-        let regrouped = group_indexed(spec, held.into_iter().map(|(_, r)| r).collect());
-        interp.records(
-            regrouped
-                .into_iter()
-                .map(|(i, rec)| (lines.get(i).copied().unwrap_or(i + 1), rec))
-                .collect(),
-        );
+    if let Some(r) = replay {
+        let mut log = Replay::default();
+        for (line, rec) in held {
+            log.push(Replayed::of(r, rec, &|rec| (line, rec)));
+        }
+        held = log.finish().collect();
     }
+    // Records are regrouped by their parent link before the rules see them.
+    let lines: Vec<usize> = held.iter().map(|(l, _)| *l).collect();
+    let regrouped = group_indexed(spec, held.into_iter().map(|(_, r)| r).collect());
+    interp.records(
+        regrouped
+            .into_iter()
+            .map(|(i, rec)| (lines.get(i).copied().unwrap_or(i + 1), rec))
+            .collect(),
+    );
     Ok(count)
 }
 
-/// Replays an append-only log: later copies replace earlier ones in place, a rewind drops a
-/// record and everything after it, a reset replaces the whole list.
-struct Replay<'s> {
-    spec: &'s ReplaySpec,
-    records: Vec<Option<(usize, Json)>>,
-    index: HashMap<String, usize>,
+/// A record's place in an append-only log, found where the record is parsed.
+enum Replayed<T> {
+    /// Drops the record with this key and everything after it.
+    Rewind(String),
+    /// Replaces the whole list by these, then keeps the record itself (under its key, not
+    /// indexed by it).
+    Reset(Vec<Replayed<T>>, Option<String>, T),
+    /// Keeps the record, in the place of an earlier copy with the same key if there is one.
+    Keep(Option<String>, T),
 }
 
-impl<'s> Replay<'s> {
-    fn new(spec: &'s ReplaySpec) -> Self {
-        Self {
-            spec,
-            records: Vec::new(),
-            index: HashMap::new(),
+impl<T> Replayed<T> {
+    /// Where `rec` goes in the log; `make` turns it (and each record a reset lists) into what
+    /// the log keeps.
+    fn of(spec: &ReplaySpec, rec: Json, make: &dyn Fn(Json) -> T) -> Self {
+        let key = |p: &Pointer, rec: &Json| {
+            super::interpret::lookup(rec, &p.path)
+                .filter(|v| !v.is_null())
+                .map(super::interpret::scalar_string)
+        };
+        if let Some(target) = spec.rewind.as_ref().and_then(|p| key(p, &rec)) {
+            return Self::Rewind(target);
         }
-    }
-
-    fn key(p: &Pointer, rec: &Json) -> Option<String> {
-        super::interpret::lookup(rec, &p.path)
-            .filter(|v| !v.is_null())
-            .map(super::interpret::scalar_string)
-    }
-
-    fn push(&mut self, line: usize, rec: Json) {
-        if let Some(target) = self.spec.rewind.as_ref().and_then(|p| Self::key(p, &rec)) {
-            if let Some(at) = self.index.get(&target).copied() {
-                for slot in self.records.iter_mut().skip(at) {
-                    if let Some((_, old)) = slot.take()
-                        && let Some(k) = Self::key(&self.spec.key, &old)
-                    {
-                        self.index.remove(&k);
-                    }
-                }
-            }
-            return;
-        }
-        if let Some(Json::Array(list)) = self
-            .spec
+        let own = key(&spec.key, &rec);
+        if let Some(Json::Array(list)) = spec
             .reset
             .as_ref()
             .and_then(|p| super::interpret::lookup(&rec, &p.path))
         {
-            let list = list.clone();
-            self.records.clear();
-            self.index.clear();
-            for item in list {
-                self.push(line, item);
-            }
-            self.records.push(Some((line, rec)));
-            return;
+            let items = list
+                .clone()
+                .into_iter()
+                .map(|item| Self::of(spec, item, make))
+                .collect();
+            return Self::Reset(items, own, make(rec));
         }
-        match Self::key(&self.spec.key, &rec) {
-            Some(k) => match self.index.get(&k) {
-                Some(&at) => self.records[at] = Some((line, rec)),
+        Self::Keep(own, make(rec))
+    }
+}
+
+/// Replays an append-only log: later copies replace earlier ones in place, a rewind drops a
+/// record and everything after it, a reset replaces the whole list.
+struct Replay<T> {
+    records: Vec<Option<(Option<String>, T)>>,
+    index: HashMap<String, usize>,
+}
+
+impl<T> Default for Replay<T> {
+    fn default() -> Self {
+        Self {
+            records: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+}
+
+impl<T> Replay<T> {
+    fn push(&mut self, r: Replayed<T>) {
+        match r {
+            Replayed::Rewind(target) => {
+                if let Some(at) = self.index.get(&target).copied() {
+                    for slot in self.records.iter_mut().skip(at) {
+                        if let Some((Some(k), _)) = slot.take() {
+                            self.index.remove(&k);
+                        }
+                    }
+                }
+            }
+            Replayed::Reset(items, own, rec) => {
+                self.records.clear();
+                self.index.clear();
+                for item in items {
+                    self.push(item);
+                }
+                self.records.push(Some((own, rec)));
+            }
+            Replayed::Keep(Some(k), rec) => match self.index.get(&k) {
+                Some(&at) => self.records[at] = Some((Some(k), rec)),
                 None => {
-                    self.index.insert(k, self.records.len());
-                    self.records.push(Some((line, rec)));
+                    self.index.insert(k.clone(), self.records.len());
+                    self.records.push(Some((Some(k), rec)));
                 }
             },
-            None => self.records.push(Some((line, rec))),
+            Replayed::Keep(None, rec) => self.records.push(Some((None, rec))),
         }
     }
 
-    fn finish(self) -> impl Iterator<Item = (usize, Json)> {
-        self.records.into_iter().flatten()
+    fn finish(self) -> impl Iterator<Item = T> {
+        self.records.into_iter().flatten().map(|(_, rec)| rec)
     }
 }
 
@@ -615,7 +662,9 @@ enum Item<'s> {
     Nothing,
     /// A record, drafted where it was parsed (its record is let go there).
     Draft(Box<Draft<'s>>),
-    /// A record kept whole, for replay or regrouping.
+    /// A drafted record of a replayed log, with its place in the log.
+    Replayed(Replayed<Box<Draft<'s>>>),
+    /// A record kept whole, to regroup.
     Record(Json),
 }
 
@@ -637,12 +686,12 @@ fn read_batch(reader: &mut dyn BufRead, line_no: &mut usize) -> std::io::Result<
 }
 
 impl Batch {
-    /// Parses every line on every core; with an adapter, each record is drafted there too.
+    /// Parses every line on every core, and makes each record an [`Item`] there.
     fn parse<'s>(
         &self,
         needs: &Needs,
-        draft: Option<&'s AdapterSpec>,
         source: &str,
+        item: &(dyn Fn(usize, Json) -> Item<'s> + Sync),
     ) -> Vec<Parsed<'s>> {
         self.lines
             .par_iter()
@@ -651,14 +700,9 @@ impl Batch {
                 let complete = buf.last() == Some(&b'\n');
                 let mut warnings = Vec::new();
                 let record = parse_line(buf, needs, complete, source, *line, &mut warnings);
-                let item = match (record, draft) {
-                    (None, _) => Item::Nothing,
-                    (Some(rec), Some(spec)) => Item::Draft(Box::new(Draft::of(spec, *line, &rec))),
-                    (Some(rec), None) => Item::Record(rec),
-                };
                 Parsed {
                     line: *line,
-                    item,
+                    item: record.map_or(Item::Nothing, |rec| item(*line, rec)),
                     warnings,
                 }
             })
