@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use serde_json::{Map, Value as Json};
 use std::path::{Path, PathBuf};
 
+use super::needs::{self, Needs};
 use super::spec::{InputFormat, InputSpec, JoinLevel, JoinSpec};
 use crate::warning::Warning;
 
@@ -88,14 +89,24 @@ fn open<'a>(
 
 /// Reads one joined session from a tree root or a database file: the one whose id is `want`,
 /// else the one the session level picks (the newest).
+/// With `needs`, each file of a tree is parsed into only what the adapter reads of the record
+/// it joins into.
 pub(crate) fn read(
     path: &Path,
     input: &InputSpec,
     want: Option<&str>,
+    needs: Option<&Needs>,
     warnings: &mut Vec<Warning>,
 ) -> Result<Joined, JoinError> {
     let (mut source, join) = open(path, input)?;
-    let sessions = source.level(&join.session, &Json::Null, warnings)?;
+    let plan = needs.map(|n| Plan::of(n, join));
+    let plan = plan.as_ref();
+    let sessions = source.level(
+        &join.session,
+        &Json::Null,
+        plan.map(|p| &p.session),
+        warnings,
+    )?;
     let session = match want {
         Some(id) => candidates(sessions, &join.session)
             .into_iter()
@@ -109,7 +120,73 @@ pub(crate) fn read(
         None => pick(sessions, &join.session)
             .ok_or_else(|| JoinError::NoSession(source.describe(&join.session)))?,
     };
-    session_records(source.as_mut(), join, session, 0, warnings)
+    session_records(source.as_mut(), join, plan, session, 0, warnings)
+}
+
+/// What the adapter reads of each level's objects.
+struct Plan {
+    session: Needs,
+    records: Needs,
+    children: Needs,
+}
+
+impl Plan {
+    /// Where each level's objects go in the records (under its `as`, a child list under the
+    /// record's `into`), plus what the join itself reads of them: the fields of a parent a
+    /// file pattern names, and the pointers that pick, link and order them.
+    fn of(needs: &Needs, join: &JoinSpec) -> Self {
+        let wrapped = |needs: Needs, level: &JoinLevel| match &level.wrap {
+            Some(key) => needs.member(key),
+            None => needs,
+        };
+        let own = |mut needs: Needs, level: &JoinLevel| {
+            for p in [&level.latest, &level.unless, &level.order_by]
+                .into_iter()
+                .flatten()
+            {
+                needs.read(p);
+            }
+            if let Some(link) = &level.link {
+                needs.read(&format!("/{link}"));
+            }
+            needs
+        };
+        let names = |needs: &mut Needs, level: Option<&JoinLevel>| {
+            let pattern = level.and_then(|l| l.files.as_deref()).unwrap_or_default();
+            for name in placeholders(pattern) {
+                needs.read(&format!("/{name}"));
+            }
+        };
+        let mut session = own(wrapped(needs.clone(), &join.session), &join.session);
+        session.read("/id");
+        if let Some(subs) = &join.subsessions {
+            session = own(session, subs);
+        }
+        names(&mut session, Some(&join.records));
+        names(&mut session, join.subsessions.as_ref());
+        let mut records = own(wrapped(needs.clone(), &join.records), &join.records);
+        names(&mut records, join.children.as_ref());
+        let children = match &join.children {
+            Some(c) => {
+                let into = c.into.as_deref().map_or(Needs::all(), |k| needs.member(k));
+                own(wrapped(into.element(), c), c)
+            }
+            None => Needs::default(),
+        };
+        Self {
+            session,
+            records,
+            children,
+        }
+    }
+}
+
+/// The names of the `{field}` placeholders of a file pattern.
+fn placeholders(pattern: &str) -> impl Iterator<Item = &str> {
+    pattern
+        .split('{')
+        .skip(1)
+        .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
 }
 
 /// The ids of every session a tree root or database file holds (child sessions excluded),
@@ -117,7 +194,7 @@ pub(crate) fn read(
 pub(crate) fn session_ids(path: &Path, input: &InputSpec) -> Result<Vec<String>, JoinError> {
     let (mut source, join) = open(path, input)?;
     let mut sessions = candidates(
-        source.level(&join.session, &Json::Null, &mut Vec::new())?,
+        source.level(&join.session, &Json::Null, None, &mut Vec::new())?,
         &join.session,
     );
     if let Some(p) = &join.session.latest {
@@ -149,6 +226,7 @@ fn candidates(sessions: Vec<Json>, level: &JoinLevel) -> Vec<Json> {
 fn session_records(
     source: &mut dyn Source,
     join: &JoinSpec,
+    plan: Option<&Plan>,
     session: Json,
     depth: usize,
     warnings: &mut Vec<Warning>,
@@ -157,12 +235,12 @@ fn session_records(
         id: id_of(&session),
         ..Joined::default()
     };
-    let mut records = source.level(&join.records, &session, warnings)?;
+    let mut records = source.level(&join.records, &session, plan.map(|p| &p.records), warnings)?;
     order(&mut records, &join.records);
     for record in records {
         let mut record = record;
         if let Some(children) = &join.children {
-            let mut kids = source.level(children, &record, warnings)?;
+            let mut kids = source.level(children, &record, plan.map(|p| &p.children), warnings)?;
             order(&mut kids, children);
             let kids: Vec<Json> = kids.into_iter().map(|k| wrap(k, children)).collect();
             record = wrap(record, &join.records);
@@ -177,14 +255,20 @@ fn session_records(
     if let Some(subs) = &join.subsessions
         && depth < MAX_DEPTH
     {
-        let mut children = source.level(subs, &session, warnings)?;
+        let mut children = source.level(subs, &session, plan.map(|p| &p.session), warnings)?;
         if let (Some(link), Some(id)) = (&subs.link, &out.id) {
             children.retain(|c| c.get(link).and_then(Json::as_str) == Some(id.as_str()));
         }
         order(&mut children, subs);
         for child in children {
-            out.children
-                .push(session_records(source, join, child, depth + 1, warnings)?);
+            out.children.push(session_records(
+                source,
+                join,
+                plan,
+                child,
+                depth + 1,
+                warnings,
+            )?);
         }
     }
     if join.session.wrap.is_some() {
@@ -253,11 +337,12 @@ fn field(parent: &Json, name: &str) -> Option<String> {
 }
 
 trait Source {
-    /// The objects of one level, for one parent.
+    /// The objects of one level, for one parent; with `needs`, only what is read of them.
     fn level(
         &mut self,
         level: &JoinLevel,
         parent: &Json,
+        needs: Option<&Needs>,
         warnings: &mut Vec<Warning>,
     ) -> Result<Vec<Json>, JoinError>;
     /// Where a level looked, for messages.
@@ -273,6 +358,7 @@ impl Source for Tree {
         &mut self,
         level: &JoinLevel,
         parent: &Json,
+        needs: Option<&Needs>,
         warnings: &mut Vec<Warning>,
     ) -> Result<Vec<Json>, JoinError> {
         let Some(pattern) = &level.files else {
@@ -288,7 +374,7 @@ impl Source for Tree {
                         .unwrap_or_else(|_| super::load::display_name(path))
                 };
                 match std::fs::read(path) {
-                    Ok(bytes) => match serde_json::from_slice::<Json>(&bytes) {
+                    Ok(bytes) => match parse(&bytes, needs) {
                         Ok(v @ Json::Object(_)) => Ok(v),
                         Ok(_) => Err(Warning::whole(&name(), "not a JSON object; skipped")),
                         Err(e) => Err(Warning::whole(
@@ -316,6 +402,14 @@ impl Source for Tree {
             level.files.as_deref().unwrap_or_default(),
             super::load::display_name(&self.root)
         )
+    }
+}
+
+/// A file's JSON, with `needs` only what is read of it.
+fn parse(bytes: &[u8], needs: Option<&Needs>) -> serde_json::Result<Json> {
+    match (needs, std::str::from_utf8(bytes)) {
+        (Some(needs), Ok(text)) => needs::parse(text, needs),
+        _ => serde_json::from_slice(bytes),
     }
 }
 
@@ -403,10 +497,12 @@ impl Sql {
 }
 
 impl Source for Sql {
+    /// Rows are small: they are read whole.
     fn level(
         &mut self,
         level: &JoinLevel,
         parent: &Json,
+        _needs: Option<&Needs>,
         warnings: &mut Vec<Warning>,
     ) -> Result<Vec<Json>, JoinError> {
         let Some(query) = &level.query else {
@@ -507,5 +603,33 @@ mod tests {
             &level,
         );
         assert_eq!(got, Some(json!({"id": "c", "time": 7})));
+    }
+
+    #[test]
+    fn a_tree_read_for_an_adapter_keeps_what_it_reads_and_joins() {
+        let set = crate::adapters::AdapterSet::load(None).expect("built-in adapters load");
+        let spec = &set.get("opencode").expect("the OpenCode adapter").spec;
+        let layout = spec
+            .input
+            .layouts
+            .iter()
+            .find(|l| l.format == InputFormat::Tree)
+            .expect("a tree layout");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/opencode/storage-tree/tree/storage");
+        let whole = read(&root, layout, None, None, &mut Vec::new()).expect("the tree reads");
+        let needs = Needs::of(spec);
+        let picked = read(&root, layout, None, Some(&needs), &mut Vec::new()).expect("reads");
+        // The same records in the same order, joined the same way, with less of each kept.
+        assert_eq!(whole.records.len(), picked.records.len());
+        assert!(whole.records.len() > 3);
+        let size = |j: &Joined| serde_json::to_string(&j.records).map_or(0, |s| s.len());
+        assert!(size(&picked) < size(&whole));
+        let raw = |records: Vec<Json>| {
+            let mut it = crate::adapters::interpret::Interpreter::new(spec);
+            it.records(records.into_iter().enumerate().collect());
+            format!("{:?}", it.finish())
+        };
+        assert_eq!(raw(whole.records), raw(picked.records));
     }
 }

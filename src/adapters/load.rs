@@ -179,7 +179,8 @@ fn find_tree<'a>(
                 // A folder that merely looks like the layout must also hold records the
                 // adapter recognises.
                 let mut warnings = Vec::new();
-                let read = joined::read(&root, l, None, &mut warnings).ok()?;
+                let needs = Needs::with_detection(&a.spec);
+                let read = joined::read(&root, l, None, Some(&needs), &mut warnings).ok()?;
                 let recognised = read
                     .records
                     .iter()
@@ -229,12 +230,11 @@ fn read_session(
                     warnings.extend(met);
                     joined
                 }
-                None => joined::read(main, layout, want, &mut warnings).map_err(|e| {
-                    InputError::Nothing {
+                None => joined::read(main, layout, want, Some(&Needs::of(spec)), &mut warnings)
+                    .map_err(|e| InputError::Nothing {
                         path: main.to_owned(),
                         reason: e.to_string(),
-                    }
-                })?,
+                    })?,
             };
             children = joined.children;
             let records = group(spec, joined.records);
@@ -804,7 +804,7 @@ fn detect_layout<'a>(
                     if !sqlite {
                         continue;
                     }
-                    joined_records = joined::read(path, layout, None, &mut Vec::new())
+                    joined_records = joined::read(path, layout, None, None, &mut Vec::new())
                         .map(|j| j.records)
                         .unwrap_or_default();
                     joined_records.iter().take(DETECT_RECORDS).collect()

@@ -89,6 +89,35 @@ impl Needs {
         needs
     }
 
+    /// [`Needs::of`], plus what detection reads: for records read once for both.
+    pub(crate) fn with_detection(spec: &AdapterSpec) -> Self {
+        let mut needs = Self::of(spec);
+        needs.conditions(&[Vec::new()], &spec.detect);
+        needs
+    }
+
+    /// What is read of an object's member `key`.
+    pub(crate) fn member(&self, key: &str) -> Self {
+        match self.whole {
+            true => Self::all(),
+            false => self.keys.get(key).cloned().unwrap_or_default(),
+        }
+    }
+
+    /// What is read of each element of an array.
+    pub(crate) fn element(&self) -> Self {
+        match (self.whole, &self.elements) {
+            (true, _) => Self::all(),
+            (false, Some(e)) => (**e).clone(),
+            (false, None) => Self::default(),
+        }
+    }
+
+    /// Also reads the whole value at `pointer`.
+    pub(crate) fn read(&mut self, pointer: &str) {
+        self.add(&steps(pointer), true);
+    }
+
     /// Everything: the whole value is read.
     pub(crate) fn all() -> Self {
         Needs {
