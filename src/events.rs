@@ -140,11 +140,11 @@ pub enum FailureScope {
 /// The category or stage of a failure the adapter's table did not recognise.
 pub const UNKNOWN: &str = "unknown";
 
-/// The most bytes a failure line may hold (issue 4).
+/// The most bytes a failure line may hold.
 pub const FAILURE_LINE_MAX: usize = 4096;
 
 /// A run's failure, as bounded facts: only adapter-declared names and integers, never the
-/// vendor's error text (issue 4).
+/// vendor's error text.
 ///
 /// `stage` and `category` are names from the adapter's `failures` allowlists or `unknown`;
 /// they were checked when the adapter was loaded, so nothing here came from the log as text.

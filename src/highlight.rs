@@ -1,9 +1,9 @@
 //! Syntax highlighting at render time: code, shell commands and diffs become escaped text in
-//! `<span>`s of a few short token classes, coloured by the notebook's stylesheet (#6).
+//! `<span>`s of a few short token classes, coloured by the notebook's stylesheet.
 //!
-//! Grammars are syntect's built-in Sublime Text set, parsed with a pure-Rust regex engine; no
-//! theme is loaded, because the page colours a small set of token categories itself ([`CLASSES`]),
-//! in light, dark and print. Highlighting only wraps text in spans: the text itself, and so
+//! Grammars are syntect's built-in Sublime Text set, run by Oniguruma (the engine they were
+//! written for); no theme is loaded, because the page colours a small set of token categories
+//! itself ([`CLASSES`]), in light, dark and print. Highlighting only wraps text in spans: the text itself, and so
 //! copying and searching it, is unchanged. Work is bounded: text over [`MAX_BYTES`], or with a
 //! line over [`MAX_LINE_BYTES`], stays plain, and a [`Highlighter`] highlights a given text in a
 //! given language once per page.

@@ -1,5 +1,5 @@
 //! What of a record an adapter reads, derived from its rules, so a line is parsed into only
-//! those parts (issue 7).
+//! those parts.
 //!
 //! A session log holds far more than any adapter looks at: Claude Code repeats every tool
 //! output in `toolUseResult`, writes progress records whose payload is never shown and signs

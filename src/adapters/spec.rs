@@ -58,7 +58,7 @@ pub struct AdapterSpec {
     pub discover: Option<DiscoverSpec>,
 }
 
-/// The allowlists of a failure line's `stage` and `category` (issue 4). Tables that feed those
+/// The allowlists of a failure line's `stage` and `category`. Tables that feed those
 /// fields may only name these words or `unknown`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,4 +1,4 @@
-//! Everyday use (issue 8): `list`, `render --session`, `render --all` with its index and
+//! Everyday use: `list`, `render --session`, `render --all` with its index and
 //! manifest, turn selection, and `rerender` of old notebooks. Sessions are found in a fake home
 //! folder built from the fixtures in a temporary directory.
 

@@ -1,4 +1,4 @@
-//! Failure facts (issue 4): one bounded, allowlisted line per failed run, no raw text.
+//! Failure facts: one bounded, allowlisted line per failed run, no raw text.
 //!
 //! Every harness is exercised through its built-in adapter, with records in its own shapes.
 //! Every failing record carries raw error text, stderr, paths and planted secrets, which must

@@ -1,4 +1,4 @@
-//! The session generators (`scripts/gen-session.py`, issue 7) write sessions tracebook reads as
+//! The session generators (`scripts/gen-session.py`) write sessions tracebook reads as
 //! planned: every turn, every call with the status the generator planted, no planted secret in
 //! the notebook or the report.
 //!

@@ -1,4 +1,4 @@
-//! Planted secrets (issue 5): a secret or a user path written into any string of any harness's
+//! Planted secrets: a secret or a user path written into any string of any harness's
 //! log, one string at a time, never reaches the HTML or the JSON report.
 //!
 //! The fixtures under `tests/fixtures/<harness>/` give the shape. For every string value of a
