@@ -237,10 +237,15 @@ fn session_records(
     };
     let mut records = source.level(&join.records, &session, plan.map(|p| &p.records), warnings)?;
     order(&mut records, &join.records);
+    let mut kids_of = match &join.children {
+        Some(children) => source.levels(children, &records, plan.map(|p| &p.children), warnings)?,
+        None => Vec::new(),
+    }
+    .into_iter();
     for record in records {
         let mut record = record;
         if let Some(children) = &join.children {
-            let mut kids = source.level(children, &record, plan.map(|p| &p.children), warnings)?;
+            let mut kids = kids_of.next().unwrap_or_default();
             order(&mut kids, children);
             let kids: Vec<Json> = kids.into_iter().map(|k| wrap(k, children)).collect();
             record = wrap(record, &join.records);
@@ -345,6 +350,19 @@ trait Source {
         needs: Option<&Needs>,
         warnings: &mut Vec<Warning>,
     ) -> Result<Vec<Json>, JoinError>;
+    /// The objects of one level for each of `parents`, in order.
+    fn levels(
+        &mut self,
+        level: &JoinLevel,
+        parents: &[Json],
+        needs: Option<&Needs>,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Vec<Vec<Json>>, JoinError> {
+        parents
+            .iter()
+            .map(|parent| self.level(level, parent, needs, warnings))
+            .collect()
+    }
     /// Where a level looked, for messages.
     fn describe(&self, level: &JoinLevel) -> String;
 }
@@ -353,19 +371,20 @@ struct Tree {
     root: PathBuf,
 }
 
-impl Source for Tree {
-    fn level(
-        &mut self,
-        level: &JoinLevel,
-        parent: &Json,
-        needs: Option<&Needs>,
-        warnings: &mut Vec<Warning>,
-    ) -> Result<Vec<Json>, JoinError> {
-        let Some(pattern) = &level.files else {
-            return Ok(Vec::new());
-        };
-        // Files are read and parsed on every core, and taken in path order.
-        let read: Vec<Result<Json, Warning>> = glob(&self.root, pattern, parent)
+impl Tree {
+    /// The files matching a level's pattern for each parent, each list in path order: the
+    /// folders are listed on every core.
+    fn files(&self, pattern: &str, parents: &[Json]) -> Vec<Vec<PathBuf>> {
+        parents
+            .par_iter()
+            .map(|parent| glob(&self.root, pattern, parent))
+            .collect()
+    }
+
+    /// Reads and parses files on every core, in order; a file that cannot be read or is not
+    /// a JSON object is a warning.
+    fn read(&self, paths: &[PathBuf], needs: Option<&Needs>) -> Vec<Result<Json, Warning>> {
+        paths
             .par_iter()
             .map(|path| {
                 let name = || {
@@ -385,15 +404,59 @@ impl Source for Tree {
                     Err(e) => Err(Warning::whole(&name(), format!("unreadable: {e}"))),
                 }
             })
-            .collect();
-        let mut out = Vec::with_capacity(read.len());
-        for r in read {
-            match r {
-                Ok(v) => out.push(v),
-                Err(w) => warnings.push(w),
-            }
+            .collect()
+    }
+}
+
+/// The objects read, in order; what could not be read goes to `warnings`.
+fn kept(
+    read: impl IntoIterator<Item = Result<Json, Warning>>,
+    warnings: &mut Vec<Warning>,
+) -> Vec<Json> {
+    let mut out = Vec::new();
+    for r in read {
+        match r {
+            Ok(v) => out.push(v),
+            Err(w) => warnings.push(w),
         }
-        Ok(out)
+    }
+    out
+}
+
+impl Source for Tree {
+    fn level(
+        &mut self,
+        level: &JoinLevel,
+        parent: &Json,
+        needs: Option<&Needs>,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Vec<Json>, JoinError> {
+        let Some(pattern) = &level.files else {
+            return Ok(Vec::new());
+        };
+        let paths = glob(&self.root, pattern, parent);
+        Ok(kept(self.read(&paths, needs), warnings))
+    }
+
+    /// Every parent's files are listed, then read, together: a session's records each have a
+    /// folder of a few small files, too few to keep the cores busy one record at a time.
+    fn levels(
+        &mut self,
+        level: &JoinLevel,
+        parents: &[Json],
+        needs: Option<&Needs>,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Vec<Vec<Json>>, JoinError> {
+        let Some(pattern) = &level.files else {
+            return Ok(vec![Vec::new(); parents.len()]);
+        };
+        let lists = self.files(pattern, parents);
+        let all: Vec<PathBuf> = lists.iter().flatten().cloned().collect();
+        let mut read = self.read(&all, needs).into_iter();
+        Ok(lists
+            .iter()
+            .map(|list| kept(read.by_ref().take(list.len()), warnings))
+            .collect())
     }
 
     fn describe(&self, level: &JoinLevel) -> String {
@@ -631,5 +694,61 @@ mod tests {
             format!("{:?}", it.finish())
         };
         assert_eq!(raw(whole.records), raw(picked.records));
+    }
+
+    #[test]
+    fn bad_files_of_a_tree_are_named_in_record_order_and_the_rest_is_joined() {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/opencode/storage-tree/tree/storage");
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let root = dir.path().join("storage");
+        for entry in walk(&fixture) {
+            let to = root.join(entry.strip_prefix(&fixture).expect("under the fixture"));
+            std::fs::create_dir_all(to.parent().expect("a parent")).expect("a folder");
+            std::fs::copy(&entry, &to).expect("a copy");
+        }
+        std::fs::write(root.join("part/msg_0003/prt_0007.json"), "{\"id\": ").expect("write");
+        std::fs::write(root.join("part/msg_0002/prt_0003.json"), "[1]").expect("write");
+        let set = crate::adapters::AdapterSet::load(None).expect("built-in adapters load");
+        let spec = &set.get("opencode").expect("the OpenCode adapter").spec;
+        let layout = spec
+            .input
+            .layouts
+            .iter()
+            .find(|l| l.format == InputFormat::Tree)
+            .expect("a tree layout");
+        let mut warnings = Vec::new();
+        let joined = read(&root, layout, None, Some(&Needs::of(spec)), &mut warnings)
+            .expect("the tree reads");
+        let said: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(said[0].contains("prt_0003.json") && said[0].contains("not a JSON object"));
+        assert!(said[1].contains("prt_0007.json") && said[1].contains("not valid JSON"));
+        let parts = |id: &str| {
+            joined
+                .records
+                .iter()
+                .find(|r| r.pointer("/info/id").and_then(Json::as_str) == Some(id))
+                .and_then(|r| r.get("parts"))
+                .and_then(Json::as_array)
+                .map_or(0, Vec::len)
+        };
+        assert_eq!(
+            (parts("msg_0002"), parts("msg_0003"), parts("msg_0004")),
+            (3, 6, 1)
+        );
+    }
+
+    fn walk(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).expect("a readable folder").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                out.extend(walk(&path));
+            } else {
+                out.push(path);
+            }
+        }
+        out
     }
 }
