@@ -173,6 +173,14 @@ impl<'s> Draft<'s> {
     }
 }
 
+impl Draft<'_> {
+    /// The draft with its record numbered `line` (a joined record's place once regrouped).
+    pub(crate) fn numbered(mut self, line: usize) -> Self {
+        self.line = line;
+        self
+    }
+}
+
 impl FactDraft {
     fn of(spec: &AdapterSpec, record: &Json) -> Self {
         let s = &spec.session;

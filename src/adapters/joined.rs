@@ -16,15 +16,20 @@ use crate::warning::Warning;
 /// How deep child sessions are followed.
 const MAX_DEPTH: usize = 4;
 
-/// A joined session: its records in order, and its child sessions.
-#[derive(Debug, Default)]
-pub(crate) struct Joined {
+/// Records are joined with their children this many at a time: the parsed files of one
+/// chunk are held at once, then each record is made into what the reader keeps of it.
+const CHUNK: usize = 256;
+
+/// A joined session: its records in order (each as the reader keeps it: by default the
+/// record itself), and its child sessions.
+#[derive(Debug)]
+pub(crate) struct Joined<T = Json> {
     /// The session's id (its `id` field), when it has one.
     pub(crate) id: Option<String>,
     /// Records, in the order the adapter declared.
-    pub(crate) records: Vec<Json>,
+    pub(crate) records: Vec<T>,
     /// Child sessions, each joined the same way.
-    pub(crate) children: Vec<Joined>,
+    pub(crate) children: Vec<Joined<T>>,
 }
 
 /// Why a joined input could not be read.
@@ -90,14 +95,16 @@ fn open<'a>(
 /// Reads one joined session from a tree root or a database file: the one whose id is `want`,
 /// else the one the session level picks (the newest).
 /// With `needs`, each file of a tree is parsed into only what the adapter reads of the record
-/// it joins into.
-pub(crate) fn read(
+/// it joins into. Each joined record is given to `keep` (on any core, soon after it is
+/// joined), and what it returns is kept in its place.
+pub(crate) fn read<T: Send>(
     path: &Path,
     input: &InputSpec,
     want: Option<&str>,
     needs: Option<&Needs>,
+    keep: &(dyn Fn(Json) -> T + Sync),
     warnings: &mut Vec<Warning>,
-) -> Result<Joined, JoinError> {
+) -> Result<Joined<T>, JoinError> {
     let (mut source, join) = open(path, input)?;
     let plan = needs.map(|n| Plan::of(n, join));
     let plan = plan.as_ref();
@@ -120,7 +127,7 @@ pub(crate) fn read(
         None => pick(sessions, &join.session)
             .ok_or_else(|| JoinError::NoSession(source.describe(&join.session)))?,
     };
-    session_records(source.as_mut(), join, plan, session, 0, warnings)
+    session_records(source.as_mut(), join, plan, keep, session, 0, warnings)
 }
 
 /// What the adapter reads of each level's objects.
@@ -223,39 +230,50 @@ fn candidates(sessions: Vec<Json>, level: &JoinLevel) -> Vec<Json> {
         .collect()
 }
 
-fn session_records(
+fn session_records<T: Send>(
     source: &mut dyn Source,
     join: &JoinSpec,
     plan: Option<&Plan>,
+    keep: &(dyn Fn(Json) -> T + Sync),
     session: Json,
     depth: usize,
     warnings: &mut Vec<Warning>,
-) -> Result<Joined, JoinError> {
+) -> Result<Joined<T>, JoinError> {
     let mut out = Joined {
         id: id_of(&session),
-        ..Joined::default()
+        records: Vec::new(),
+        children: Vec::new(),
     };
     let mut records = source.level(&join.records, &session, plan.map(|p| &p.records), warnings)?;
     order(&mut records, &join.records);
-    let mut kids_of = match &join.children {
-        Some(children) => source.levels(children, &records, plan.map(|p| &p.children), warnings)?,
-        None => Vec::new(),
-    }
-    .into_iter();
-    for record in records {
-        let mut record = record;
-        if let Some(children) = &join.children {
-            let mut kids = kids_of.next().unwrap_or_default();
-            order(&mut kids, children);
-            let kids: Vec<Json> = kids.into_iter().map(|k| wrap(k, children)).collect();
-            record = wrap(record, &join.records);
-            if let (Json::Object(map), Some(into)) = (&mut record, &children.into) {
-                map.insert(into.clone(), Json::Array(kids));
-            }
-        } else {
-            record = wrap(record, &join.records);
+    let mut rest = records.into_iter();
+    loop {
+        let chunk: Vec<Json> = rest.by_ref().take(CHUNK).collect();
+        if chunk.is_empty() {
+            break;
         }
-        out.records.push(record);
+        let joined: Vec<Json> = match &join.children {
+            Some(children) => {
+                let kids_of =
+                    source.levels(children, &chunk, plan.map(|p| &p.children), warnings)?;
+                chunk
+                    .into_iter()
+                    .zip(kids_of)
+                    .map(|(record, mut kids)| {
+                        order(&mut kids, children);
+                        let kids: Vec<Json> = kids.into_iter().map(|k| wrap(k, children)).collect();
+                        let mut record = wrap(record, &join.records);
+                        if let (Json::Object(map), Some(into)) = (&mut record, &children.into) {
+                            map.insert(into.clone(), Json::Array(kids));
+                        }
+                        record
+                    })
+                    .collect()
+            }
+            None => chunk.into_iter().map(|r| wrap(r, &join.records)).collect(),
+        };
+        let kept: Vec<T> = joined.into_par_iter().map(keep).collect();
+        out.records.extend(kept);
     }
     if let Some(subs) = &join.subsessions
         && depth < MAX_DEPTH
@@ -270,6 +288,7 @@ fn session_records(
                 source,
                 join,
                 plan,
+                keep,
                 child,
                 depth + 1,
                 warnings,
@@ -277,7 +296,7 @@ fn session_records(
         }
     }
     if join.session.wrap.is_some() {
-        out.records.insert(0, wrap(session, &join.session));
+        out.records.insert(0, keep(wrap(session, &join.session)));
     }
     Ok(out)
 }
@@ -680,9 +699,11 @@ mod tests {
             .expect("a tree layout");
         let root = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/opencode/storage-tree/tree/storage");
-        let whole = read(&root, layout, None, None, &mut Vec::new()).expect("the tree reads");
+        let whole =
+            read(&root, layout, None, None, &|r| r, &mut Vec::new()).expect("the tree reads");
         let needs = Needs::of(spec);
-        let picked = read(&root, layout, None, Some(&needs), &mut Vec::new()).expect("reads");
+        let picked =
+            read(&root, layout, None, Some(&needs), &|r| r, &mut Vec::new()).expect("reads");
         // The same records in the same order, joined the same way, with less of each kept.
         assert_eq!(whole.records.len(), picked.records.len());
         assert!(whole.records.len() > 3);
@@ -718,8 +739,15 @@ mod tests {
             .find(|l| l.format == InputFormat::Tree)
             .expect("a tree layout");
         let mut warnings = Vec::new();
-        let joined = read(&root, layout, None, Some(&Needs::of(spec)), &mut warnings)
-            .expect("the tree reads");
+        let joined = read(
+            &root,
+            layout,
+            None,
+            Some(&Needs::of(spec)),
+            &|r| r,
+            &mut warnings,
+        )
+        .expect("the tree reads");
         let said: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
         assert_eq!(said.len(), 2, "{said:?}");
         assert!(said[0].contains("prt_0003.json") && said[0].contains("not a JSON object"));

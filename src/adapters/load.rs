@@ -158,7 +158,37 @@ fn layouts(spec: &AdapterSpec) -> impl Iterator<Item = &InputSpec> {
 }
 
 /// A joined input as read, with the warnings met reading it.
-type JoinedRead = (joined::Joined, Vec<Warning>);
+type JoinedRead<'s> = (joined::Joined<JoinedRecord<'s>>, Vec<Warning>);
+
+/// A joined record as a load keeps it: drafted where it was joined (its record let go there),
+/// with the links that regroup it and whether detection recognises it.
+struct JoinedRecord<'s> {
+    links: (Option<String>, Option<String>),
+    recognised: bool,
+    draft: Draft<'s>,
+}
+
+impl<'s> JoinedRecord<'s> {
+    fn of(spec: &'s AdapterSpec, rec: Json, detect: bool) -> Self {
+        Self {
+            links: links(spec, &rec),
+            recognised: detect && spec.detect.iter().any(|c| detect_holds(c, &rec)),
+            draft: Draft::of(spec, 0, &rec),
+        }
+    }
+}
+
+/// Applies joined records' drafts in the order their links regroup them, numbered in that
+/// order.
+fn apply_joined(interp: &mut Interpreter<'_>, records: Vec<JoinedRecord<'_>>) {
+    let order = grouped(records.iter().map(|r| r.links.clone()));
+    let mut slots: Vec<Option<JoinedRecord<'_>>> = records.into_iter().map(Some).collect();
+    for (at, i) in order.into_iter().enumerate() {
+        if let Some(r) = slots.get_mut(i).and_then(Option::take) {
+            interp.apply(r.draft.numbered(at + 1));
+        }
+    }
+}
 
 /// The first `tree` layout (of the forced adapter, or of any) whose session files are in `dir`,
 /// with what reading its (latest) session gave.
@@ -166,7 +196,7 @@ fn find_tree<'a>(
     dir: &Path,
     set: &'a AdapterSet,
     forced: Option<&'a Adapter>,
-) -> Option<(&'a Adapter, &'a InputSpec, PathBuf, JoinedRead)> {
+) -> Option<(&'a Adapter, &'a InputSpec, PathBuf, JoinedRead<'a>)> {
     let adapters: Vec<&Adapter> = match forced {
         Some(a) => vec![a],
         None => set.iter().collect(),
@@ -180,12 +210,13 @@ fn find_tree<'a>(
                 // adapter recognises.
                 let mut warnings = Vec::new();
                 let needs = Needs::with_detection(&a.spec);
-                let read = joined::read(&root, l, None, Some(&needs), &mut warnings).ok()?;
+                let keep = |rec| JoinedRecord::of(&a.spec, rec, true);
+                let read = joined::read(&root, l, None, Some(&needs), &keep, &mut warnings).ok()?;
                 let recognised = read
                     .records
                     .iter()
                     .take(DETECT_RECORDS)
-                    .any(|r| a.spec.detect.iter().any(|c| detect_holds(c, r)));
+                    .any(|r| r.recognised);
                 recognised.then_some((a, l, root, (read, warnings)))
             })
     })
@@ -216,7 +247,7 @@ fn read_session(
     adapter: &Adapter,
     layout: &InputSpec,
     want: Option<&str>,
-    read: Option<JoinedRead>,
+    read: Option<JoinedRead<'_>>,
 ) -> Result<Loaded, InputError> {
     let spec = &adapter.spec;
     let source = display_name(main);
@@ -230,22 +261,20 @@ fn read_session(
                     warnings.extend(met);
                     joined
                 }
-                None => joined::read(main, layout, want, Some(&Needs::of(spec)), &mut warnings)
-                    .map_err(|e| InputError::Nothing {
-                        path: main.to_owned(),
-                        reason: e.to_string(),
-                    })?,
+                None => {
+                    let keep = |rec| JoinedRecord::of(spec, rec, false);
+                    let needs = Needs::of(spec);
+                    joined::read(main, layout, want, Some(&needs), &keep, &mut warnings).map_err(
+                        |e| InputError::Nothing {
+                            path: main.to_owned(),
+                            reason: e.to_string(),
+                        },
+                    )?
+                }
             };
             children = joined.children;
-            let records = group(spec, joined.records);
-            let count = records.len();
-            interp.records(
-                records
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, r)| (i + 1, r))
-                    .collect(),
-            );
+            let count = joined.records.len();
+            apply_joined(&mut interp, joined.records);
             count
         }
         _ => read_records(main, spec, layout, &source, &mut warnings, &mut interp)?,
@@ -265,7 +294,7 @@ fn read_session(
     let mut normalizer = Normalizer::new(spec);
     report_raw(&raw, &source, &mut warnings, &mut skipped);
     let mut session = normalizer.session(raw, &source, FailureScope::Session, &mut warnings);
-    let mut stack: Vec<joined::Joined> = children;
+    let mut stack: Vec<joined::Joined<JoinedRecord<'_>>> = children;
     stack.reverse();
     while let Some(child) = stack.pop() {
         let name = child
@@ -273,8 +302,7 @@ fn read_session(
             .clone()
             .unwrap_or_else(|| "child session".to_owned());
         let mut interp = Interpreter::new(spec);
-        let records = group(spec, child.records).into_iter().enumerate();
-        interp.records(records.map(|(i, r)| (i + 1, r)).collect());
+        apply_joined(&mut interp, child.records);
         let raw = interp.finish();
         report_raw(&raw, &name, &mut warnings, &mut skipped);
         let mut sub = normalizer.session(raw, &name, FailureScope::Subagent, &mut warnings);
@@ -804,9 +832,10 @@ fn detect_layout<'a>(
                     if !sqlite {
                         continue;
                     }
-                    joined_records = joined::read(path, layout, None, None, &mut Vec::new())
-                        .map(|j| j.records)
-                        .unwrap_or_default();
+                    joined_records =
+                        joined::read(path, layout, None, None, &|r| r, &mut Vec::new())
+                            .map(|j| j.records)
+                            .unwrap_or_default();
                     joined_records.iter().take(DETECT_RECORDS).collect()
                 }
                 InputFormat::Jsonl => {
@@ -845,44 +874,52 @@ fn detect_layout<'a>(
 }
 
 /// Regroups records by the adapter's `records.group_by` (unchanged without it).
-fn group(spec: &AdapterSpec, records: Vec<Json>) -> Vec<Json> {
-    group_indexed(spec, records)
-        .into_iter()
-        .map(|(_, r)| r)
-        .collect()
-}
-
-/// Regroups records: a record whose parent key names an earlier record's group moves to the
-/// end of that group; every other record starts a group. Groups keep the order of their first
-/// record, and records keep their order within a group. Returns (original index, record).
-fn group_indexed(spec: &AdapterSpec, records: Vec<Json>) -> Vec<(usize, Json)> {
+/// A record's key and the key of its parent, when the adapter regroups records.
+fn links(spec: &AdapterSpec, rec: &Json) -> (Option<String>, Option<String>) {
     let Some(g) = &spec.records.group_by else {
-        return records.into_iter().enumerate().collect();
+        return (None, None);
     };
-    let text = |r: &Json, p: &super::spec::Pointer| {
-        super::interpret::lookup(r, &p.path)
+    let text = |p: &super::spec::Pointer| {
+        super::interpret::lookup(rec, &p.path)
             .filter(|v| !v.is_null())
             .map(super::interpret::scalar_string)
     };
-    let mut groups: Vec<Vec<(usize, Json)>> = Vec::new();
-    let mut group_of: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for (i, rec) in records.into_iter().enumerate() {
-        let parent = text(&rec, &g.parent).and_then(|p| group_of.get(&p).copied());
-        let at = match parent {
+    (text(&g.key), text(&g.parent))
+}
+
+/// The order of records regrouped by their links (key, parent key): a record whose parent
+/// key names an earlier record's group moves to the end of that group; every other record
+/// starts a group. Groups keep the order of their first record, and records keep their order
+/// within a group. Returns the records' indexes in that order.
+fn grouped(links: impl IntoIterator<Item = (Option<String>, Option<String>)>) -> Vec<usize> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut group_of: HashMap<String, usize> = HashMap::new();
+    for (i, (key, parent)) in links.into_iter().enumerate() {
+        let at = match parent.and_then(|p| group_of.get(&p).copied()) {
             Some(k) => k,
             None => {
                 groups.push(Vec::new());
                 groups.len() - 1
             }
         };
-        if let Some(key) = text(&rec, &g.key) {
+        if let Some(key) = key {
             group_of.entry(key).or_insert(at);
         }
         if let Some(list) = groups.get_mut(at) {
-            list.push((i, rec));
+            list.push(i);
         }
     }
     groups.into_iter().flatten().collect()
+}
+
+/// Regroups records by their links (see [`grouped`]). Returns (original index, record).
+fn group_indexed(spec: &AdapterSpec, records: Vec<Json>) -> Vec<(usize, Json)> {
+    let order = grouped(records.iter().map(|r| links(spec, r)));
+    let mut slots: Vec<Option<Json>> = records.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .filter_map(|i| Some((i, slots.get_mut(i)?.take()?)))
+        .collect()
 }
 
 fn detect_holds(cond: &Condition, record: &Json) -> bool {
@@ -1134,5 +1171,22 @@ mod tests {
         );
         assert_eq!(rec, Some(serde_json::json!({"a": "x\u{fffd}y"})));
         assert!(w[0].message.contains("invalid UTF-8"));
+    }
+
+    #[test]
+    fn records_regroup_under_their_parent_in_order() {
+        let link =
+            |key: &str, parent: Option<&str>| (Some(key.to_owned()), parent.map(str::to_owned));
+        // u1, a1 (answers u1), u2, a2 (answers a1: same group), x (unknown parent), a3 (u2).
+        let order = grouped([
+            link("u1", None),
+            link("a1", Some("u1")),
+            link("u2", None),
+            link("a2", Some("a1")),
+            link("x", Some("nobody")),
+            link("a3", Some("u2")),
+            (None, None),
+        ]);
+        assert_eq!(order, [0, 1, 3, 2, 5, 4, 6]);
     }
 }
