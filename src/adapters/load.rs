@@ -873,8 +873,8 @@ fn detect_layout<'a>(
         })
 }
 
-/// Regroups records by the adapter's `records.group_by` (unchanged without it).
-/// A record's key and the key of its parent, when the adapter regroups records.
+/// A record's key and the key of its parent, when the adapter regroups records
+/// (`records.group_by`).
 fn links(spec: &AdapterSpec, rec: &Json) -> (Option<String>, Option<String>) {
     let Some(g) = &spec.records.group_by else {
         return (None, None);
