@@ -113,7 +113,6 @@ pub(crate) struct Draft<'s> {
 }
 
 /// The session facts one record holds.
-#[derive(Default)]
 struct FactDraft {
     id: Option<String>,
     branch: Option<String>,
@@ -351,7 +350,6 @@ impl<'a> Interpreter<'a> {
             }
         }
         if let Some((key, input, output)) = seen.usage
-            && !self.seen_usage.contains(&key)
             && self.seen_usage.insert(key)
             && (input.is_some() || output.is_some())
         {

@@ -690,15 +690,8 @@ mod tests {
     #[test]
     fn a_tree_read_for_an_adapter_keeps_what_it_reads_and_joins() {
         let set = crate::adapters::AdapterSet::load(None).expect("built-in adapters load");
-        let spec = &set.get("opencode").expect("the OpenCode adapter").spec;
-        let layout = spec
-            .input
-            .layouts
-            .iter()
-            .find(|l| l.format == InputFormat::Tree)
-            .expect("a tree layout");
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/opencode/storage-tree/tree/storage");
+        let (spec, layout) = opencode_tree(&set);
+        let root = fixture();
         let whole =
             read(&root, layout, None, None, &|r| r, &mut Vec::new()).expect("the tree reads");
         let needs = Needs::of(spec);
@@ -719,8 +712,7 @@ mod tests {
 
     #[test]
     fn bad_files_of_a_tree_are_named_in_record_order_and_the_rest_is_joined() {
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/opencode/storage-tree/tree/storage");
+        let fixture = fixture();
         let dir = tempfile::tempdir().expect("a temporary folder");
         let root = dir.path().join("storage");
         for entry in walk(&fixture) {
@@ -731,13 +723,7 @@ mod tests {
         std::fs::write(root.join("part/msg_0003/prt_0007.json"), "{\"id\": ").expect("write");
         std::fs::write(root.join("part/msg_0002/prt_0003.json"), "[1]").expect("write");
         let set = crate::adapters::AdapterSet::load(None).expect("built-in adapters load");
-        let spec = &set.get("opencode").expect("the OpenCode adapter").spec;
-        let layout = spec
-            .input
-            .layouts
-            .iter()
-            .find(|l| l.format == InputFormat::Tree)
-            .expect("a tree layout");
+        let (spec, layout) = opencode_tree(&set);
         let mut warnings = Vec::new();
         let joined = read(
             &root,
@@ -765,6 +751,26 @@ mod tests {
             (parts("msg_0002"), parts("msg_0003"), parts("msg_0004")),
             (3, 6, 1)
         );
+    }
+
+    /// The built-in OpenCode adapter and its tree layout.
+    fn opencode_tree(
+        set: &crate::adapters::AdapterSet,
+    ) -> (&super::super::spec::AdapterSpec, &InputSpec) {
+        let spec = &set.get("opencode").expect("the OpenCode adapter").spec;
+        let layout = spec
+            .input
+            .layouts
+            .iter()
+            .find(|l| l.format == InputFormat::Tree)
+            .expect("a tree layout");
+        (spec, layout)
+    }
+
+    /// The OpenCode storage tree fixture.
+    fn fixture() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/opencode/storage-tree/tree/storage")
     }
 
     fn walk(dir: &Path) -> Vec<PathBuf> {
