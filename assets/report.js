@@ -13,9 +13,11 @@
   }
 
   // Stored blocks: past the page's inline budget, whole turns (and a large turn's steps) are
-  // zstd-compressed in data blocks, each leaving a stub; the page carries fzstd to read them. The blocks are taken out of the
-  // document at load (keeping it small) and decoded into place when the reader scrolls to a
-  // stub, opens a Process, follows a link into a stored turn, searches or filters.
+  // zstd-compressed in data blocks, each leaving a stub, and so is the turn list past its first
+  // entries; the page carries fzstd to read them. The blocks are taken out of the document at
+  // load (keeping it small) and decoded into place when the reader scrolls to a stub or to the
+  // end of the turn list, opens a Process, follows a link into a stored turn, searches or
+  // filters.
   var stored = {}, parents = {}, blockOf = {}, decoded = {}, texts = {}, watcher = null;
   function collectStored() {
     all("script.stored").forEach(function (s) {
@@ -32,8 +34,10 @@
     }
     all("section.turn.stored").forEach(function (s) {
       s.getAttribute("data-turns").split(" ").forEach(function (t) { blockOf[t] = s.getAttribute("data-block"); });
-      if (watcher) watcher.observe(s);
     });
+    // A stub is decoded as it nears the view; so is the rest of the turn list, as the reader
+    // scrolls the list to its end.
+    if (watcher) all("section.turn.stored, ol.toc-stored").forEach(function (s) { watcher.observe(s); });
   }
   function storedIds() { return Object.keys(stored); }
   // Where a block stands in the document now: its stubs, or its steps' placeholder.

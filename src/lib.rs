@@ -32,6 +32,7 @@ pub mod cli;
 pub mod demo;
 pub mod events;
 pub mod highlight;
+pub mod memory;
 pub mod privacy;
 pub mod projection;
 pub mod render;
@@ -114,7 +115,7 @@ pub fn report_with(
     options: &privacy::Options,
     generated_at: String,
 ) -> anyhow::Result<(Report, Vec<Warning>)> {
-    let loaded = timed("load", || {
+    let loaded = stage("load", || {
         adapters::load::load_session(input, set, harness, session)
     })?;
     let label = set
@@ -132,17 +133,21 @@ pub fn report_with(
             line: w.line,
         })
         .collect();
-    let mut session = timed("privacy", || privacy::apply(loaded.session, &policy));
+    let mut session = stage("privacy", || privacy::apply(loaded.session, &policy));
     // The projection takes the events over, and the report takes the projection's text over:
     // one copy of the session's text at a time.
-    let projection = timed("projection", || projection::project(&mut session));
+    let projection = stage("projection", || projection::project(&mut session));
     let run = RunInfo {
         generated_at,
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         harness_label: label,
     };
-    let report = timed("report", || {
-        report::build(&session, projection, &run, &loaded.skipped, &warnings)
+    // What is left of the session goes with the stage, so its memory is given back before
+    // the render starts.
+    let skipped = loaded.skipped;
+    let report = stage("report", || {
+        let session = session;
+        report::build(&session, projection, &run, &skipped, &warnings)
     });
     Ok((report, warnings))
 }
@@ -206,16 +211,16 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
             } else {
                 render::Storage::default()
             };
-            let mut notebook = timed("render", || render::notebook(report, view, storage))
+            let mut notebook = stage("render", || render::notebook(report, view, storage))
                 .context("rendering the notebook")?;
-            let caught = timed("final scan", || notebook.final_scan()) + notebook.caught;
+            let caught = stage("final scan", || notebook.final_scan()) + notebook.caught;
             page = Some(notebook);
             caught
         }
         Format::Json => {
             json = serde_json::to_string_pretty(&report).context("writing the report")?;
             json.push('\n');
-            let (scanned, caught) = timed("final scan", || privacy::secrets::backstop(&json));
+            let (scanned, caught) = stage("final scan", || privacy::secrets::backstop(&json));
             if let std::borrow::Cow::Owned(s) = scanned {
                 json = s;
             }
@@ -234,7 +239,7 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
         Some(notebook) => notebook.pieces(),
         None => vec![json.as_str()],
     };
-    timed("write", || write_output(&out, &pieces))?;
+    stage("write", || write_output(&out, &pieces))?;
     if out.as_os_str() != "-" && !args.quiet {
         let s = &summary;
         writeln!(
@@ -323,15 +328,16 @@ pub(crate) fn write_output(out: &Path, pieces: &[&str]) -> anyhow::Result<()> {
     }
 }
 
-/// Runs one stage of a render, printing its wall time to standard error when
-/// `TRACEBOOK_TIMINGS` is set (`scripts/bench.py --stages` reads these lines).
-fn timed<T>(stage: &str, f: impl FnOnce() -> T) -> T {
-    if std::env::var_os("TRACEBOOK_TIMINGS").is_none() {
-        return f();
-    }
+/// Runs one stage of a render and gives back the memory it let go ([`memory::release`]),
+/// printing its wall time to standard error when `TRACEBOOK_TIMINGS` is set
+/// (`scripts/bench.py --stages` reads these lines).
+fn stage<T>(name: &str, f: impl FnOnce() -> T) -> T {
     let start = std::time::Instant::now();
     let out = f();
-    eprintln!("timing: {stage} {:.3} s", start.elapsed().as_secs_f64());
+    memory::release();
+    if std::env::var_os("TRACEBOOK_TIMINGS").is_some() {
+        eprintln!("timing: {name} {:.3} s", start.elapsed().as_secs_f64());
+    }
     out
 }
 

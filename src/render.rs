@@ -236,7 +236,25 @@ fn page(mut report: Report, view: View, storage: Storage) -> askama::Result<Note
         placed?;
         first += turns.len();
     }
-    let (turns, stored) = layout.finish();
+    let (turns, mut stored) = layout.finish();
+    // A page that stores turns stores its turn list past the first entries too: the list of
+    // a long session is otherwise most of what the browser builds before it shows the page.
+    let mut toc = toc;
+    let toc_stored = if !stored.html.is_empty() && toc.len() > TOC_INLINE {
+        let rest = toc.split_off(TOC_INLINE);
+        let id = stored.next_id();
+        let stub = TocStored {
+            id: id.clone(),
+            first: rest.first().map_or(0, |t| t.number),
+            last: rest.last().map_or(0, |t| t.number),
+        };
+        stored.write(id, TocTemplate { entries: &rest }.render()?, None);
+        stored.seal();
+        Some(stub)
+    } else {
+        None
+    };
+    let toc = TocTemplate { entries: &toc }.render()?;
     let caught = stored.caught;
     let data = data.finish();
     let mut unlinked = String::new();
@@ -251,7 +269,8 @@ fn page(mut report: Report, view: View, storage: Storage) -> askama::Result<Note
     let mut html = String::with_capacity(turns.len() + unlinked.len() + PAGE_EXTRA);
     PageTemplate {
         report: &report,
-        toc,
+        toc: SafeHtml::rendered(toc),
+        toc_stored,
         csp: SafeHtml::asset_text(&CSP),
         css: SafeHtml::asset(CSS),
         js: SafeHtml::asset(JS),
@@ -438,6 +457,23 @@ impl Layout {
         self.blocks.seal();
         (self.out, self.blocks)
     }
+}
+
+/// Turn-list entries a page that stores turns writes as HTML; the rest of the list is stored
+/// compressed with the turns and listed when the reader scrolls the list to its end.
+const TOC_INLINE: usize = 200;
+
+/// The turn list's stored entries: their block and the turns they list.
+struct TocStored {
+    id: String,
+    first: usize,
+    last: usize,
+}
+
+#[derive(Template)]
+#[template(path = "partials/toc.html")]
+struct TocTemplate<'a> {
+    entries: &'a [TocEntry],
 }
 
 /// What the turn list shows of a turn.
@@ -661,7 +697,7 @@ const RESP_H: usize = 6;
 
 /// The most marks the overview strip draws: past this many turns, a mark stands for a run
 /// of consecutive turns, so the strip stays light to draw whatever the session's length.
-const MAX_MARKS: usize = 480;
+const MAX_MARKS: usize = 240;
 
 /// Lays out the overview strip: a bar per turn (or per run of turns in a long session) split
 /// by call status (errors at the base, where they are easiest to see), and a band under it
@@ -808,7 +844,9 @@ fn first_line(text: &str, max: usize) -> String {
 #[template(path = "report.html")]
 struct PageTemplate<'a> {
     report: &'a Report,
-    toc: Vec<TocEntry>,
+    toc: SafeHtml,
+    /// The turn list's entries past the first, when they are stored compressed.
+    toc_stored: Option<TocStored>,
     csp: SafeHtml,
     css: SafeHtml,
     js: SafeHtml,
@@ -1394,8 +1432,8 @@ mod tests {
         let strip = overview(&turns);
         assert!(strip.marks.len() <= MAX_MARKS);
         assert_eq!(strip.marks[0].id, "t1");
-        assert_eq!(strip.marks[1].id, "t4", "three turns per mark");
-        assert!(strip.marks[0].title.starts_with("Turns 1–3: "));
+        assert_eq!(strip.marks[1].id, "t6", "five turns per mark");
+        assert!(strip.marks[0].title.starts_with("Turns 1–5: "));
         let errors = strip
             .marks
             .iter()
@@ -1403,9 +1441,9 @@ mod tests {
             .count();
         assert_eq!(errors, 100, "every run holding a failed call shows it");
         assert!(
-            strip.marks[2].rects.iter().any(|r| r.class == "incomplete"),
+            strip.marks[1].rects.iter().any(|r| r.class == "incomplete"),
             "turn 7 is incomplete: {}",
-            strip.marks[2].title
+            strip.marks[1].title
         );
         Ok(())
     }

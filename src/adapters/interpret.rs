@@ -106,7 +106,9 @@ pub(crate) struct Interpreter<'a> {
 pub(crate) struct Draft<'s> {
     line: usize,
     dedup: Option<String>,
-    facts: FactDraft,
+    /// The record's session facts other than its time; `None` when it has none (most
+    /// records), so a draft kept for replay stays small.
+    facts: Option<Box<FactDraft>>,
     timestamp: Option<String>,
     sidechain: Option<String>,
     ops: Ops<'s>,
@@ -149,8 +151,9 @@ impl<'s> Draft<'s> {
             .dedup
             .as_ref()
             .and_then(|k| eval_str(k, record, record));
-        let facts = FactDraft::of(spec, record);
-        let timestamp = facts.timestamp.clone();
+        let mut facts = FactDraft::of(spec, record);
+        let timestamp = facts.timestamp.take();
+        let facts = (!facts.is_empty()).then(|| Box::new(facts));
         let sidechain = spec
             .records
             .sidechain
@@ -161,6 +164,8 @@ impl<'s> Draft<'s> {
         if !rules(spec, &spec.event_map, record, record, &mut ops) {
             ops.unmatched.push(type_name(spec, record));
         }
+        // A replayed log keeps its drafts to the end: no room for events that never come.
+        ops.events.shrink_to_fit();
         Self {
             line,
             dedup,
@@ -181,6 +186,25 @@ impl Draft<'_> {
 }
 
 impl FactDraft {
+    fn is_empty(&self) -> bool {
+        let Self {
+            id,
+            branch,
+            version,
+            model,
+            cwd,
+            timestamp,
+            usage,
+        } = self;
+        id.is_none()
+            && branch.is_none()
+            && version.is_none()
+            && model.is_none()
+            && cwd.is_none()
+            && timestamp.is_none()
+            && usage.is_none()
+    }
+
     fn of(spec: &AdapterSpec, record: &Json) -> Self {
         let s = &spec.session;
         let text = |v: &Option<ValueSpec>| {
@@ -253,7 +277,12 @@ impl<'a> Interpreter<'a> {
             self.raw.duplicates += 1;
             return;
         }
-        self.facts(draft.facts);
+        if let Some(facts) = draft.facts {
+            self.facts(*facts);
+        }
+        if let Some(ts) = &draft.timestamp {
+            self.time(ts);
+        }
         for reason in draft.ops.skipped {
             match self.raw.skipped.get_mut(reason) {
                 Some(n) => *n += 1,
@@ -321,6 +350,17 @@ impl<'a> Interpreter<'a> {
         self.raw
     }
 
+    /// Widens the session's time span to a record's time.
+    fn time(&mut self, ts: &str) {
+        let facts = &mut self.raw.facts;
+        if facts.started_at.as_deref().is_none_or(|t| ts < t) {
+            facts.started_at = Some(ts.to_owned());
+        }
+        if facts.ended_at.as_deref().is_none_or(|t| ts > t) {
+            facts.ended_at = Some(ts.to_owned());
+        }
+    }
+
     fn facts(&mut self, seen: FactDraft) {
         let facts = &mut self.raw.facts;
         for (slot, value) in [
@@ -342,12 +382,7 @@ impl<'a> Interpreter<'a> {
             }
         }
         if let Some(ts) = seen.timestamp {
-            if facts.started_at.as_deref().is_none_or(|t| *ts < *t) {
-                facts.started_at = Some(ts.clone());
-            }
-            if facts.ended_at.as_deref().is_none_or(|t| *ts > *t) {
-                facts.ended_at = Some(ts);
-            }
+            self.time(&ts);
         }
         if let Some((key, input, output)) = seen.usage
             && self.seen_usage.insert(key)

@@ -739,3 +739,50 @@ fn stored_turns_open_for_scrolling_links_search_and_filters() -> anyhow::Result<
     }
     Ok(())
 }
+
+/// A long session whose turns are stored: the turn list writes its first 200 entries as HTML
+/// and stores the rest with the turns; scrolling the list to its end lists every turn, and
+/// with JavaScript off the list says where the rest is.
+#[test]
+fn a_long_turn_list_lists_the_rest_when_scrolled_to_its_end() -> anyhow::Result<()> {
+    use tracebook::render::{self, Storage, View};
+    let mut report = crate::report(&sample())?;
+    let base = std::mem::take(&mut report.turns);
+    let turns = 230;
+    report.turns = (0..turns)
+        .map(|i| {
+            let mut turn = base[i % base.len()].clone();
+            turn.number = i + 1;
+            turn.id = format!("t{}", i + 1);
+            turn
+        })
+        .collect();
+    let entries = "document.querySelectorAll('.toc li a').length";
+    let budget = Storage::Budget {
+        inline: 0,
+        block: 0,
+    };
+    let stored = render::notebook(report.clone(), View::Full, budget)?.html();
+    let inline = render::notebook(report, View::Full, Storage::Inline)?.html();
+    assert!(stored.contains("\">200. ") && !stored.contains("\">201. "));
+    assert!(inline.contains("\">230. ") && !inline.contains("class=\"toc-stored\""));
+
+    let Some(page) = open(&stored, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    assert_eq!(page.eval(entries)?, 200);
+    page.eval("document.querySelector('ol.toc-stored').scrollIntoView()")?;
+    wait_until(
+        &page,
+        &format!("{entries} === {turns} && !document.querySelector('ol.toc-stored')"),
+    )?;
+    let last = page.eval_str("[...document.querySelectorAll('.toc li a')].pop().textContent")?;
+    assert!(last.starts_with("230. "), "{last}");
+
+    let Some(page) = open(&stored, "", 1280, 900, false)? else {
+        return Ok(());
+    };
+    let note = page.eval_str("document.querySelector('ol.toc-stored').textContent")?;
+    assert!(note.contains("Turns 201–230"), "{note}");
+    Ok(())
+}
