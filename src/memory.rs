@@ -1,11 +1,12 @@
 //! Memory a finished stage let go, given back to the system before the next stage starts.
 //!
 //! Each stage frees most of what the one before it built (parsed records once they are
-//! drafted, events once the report holds their text), but the allocator keeps freed pages a
-//! while for reuse, on each thread that freed them. Without this the process carries the
-//! previous stage's pages into the next one, which builds new data beside them: the 80 MB
-//! Gemini CLI bench session peaks at 136 MiB without it and about 123 MiB with it, at no
-//! measurable cost in time.
+//! drafted, events once the report holds their text, turns once they are rendered), but the
+//! allocator keeps freed pages a while for reuse, on each thread that freed them, and the next
+//! stage builds beside them. Handing them back costs time (pages are faulted in again).
+//! With this and the allocator's small pages (`Cargo.toml`), the 80 MB Gemini CLI bench
+//! session peaks at 110–111 MiB instead of 141–147 MiB and the 100 MB Claude Code one at
+//! 104–105 MiB instead of 122–134 MiB, for 7–11% more CPU.
 
 /// Returns freed pages to the system on every thread of the pool and on this one. Inside a
 /// pool task (a batch render) only this thread's pages are collected: the other threads are
