@@ -33,6 +33,12 @@ pub struct RuleSpec {
     /// Lowercase strings one of which every match contains; none: the rule always runs.
     #[serde(default)]
     pub keywords: Vec<String>,
+    /// For a rule without keywords: a pattern every match of the rule contains a match of.
+    /// The rule's own regex then runs only near the anchor's matches (as far from them as the
+    /// longest possible match reaches), which finds exactly what a search of the whole text
+    /// finds. Both patterns must have a longest match.
+    #[serde(default)]
+    pub anchor: Option<String>,
     /// Minimum Shannon entropy (bits per character) of the secret.
     #[serde(default)]
     pub min_entropy: Option<f64>,
@@ -74,6 +80,16 @@ pub struct Rule {
     /// The rule as written.
     pub spec: RuleSpec,
     regex: OnceLock<Option<Regex>>,
+    near: OnceLock<Option<Near>>,
+}
+
+/// What an anchored rule runs: the anchor's regex, the rule's regex for searching a part of a
+/// text with the rest of it as context, and how far around an anchor's match a match of the
+/// rule can reach.
+struct Near {
+    anchor: Regex,
+    rule: regex_automata::meta::Regex,
+    reach: usize,
 }
 
 impl Rule {
@@ -83,9 +99,48 @@ impl Rule {
         self.regex.get_or_init(|| self.build().ok()).as_ref()
     }
 
-    /// Why the pattern does not compile, if it does not.
+    /// Why the pattern (or its anchor) does not compile, if it does not.
     pub fn compile_error(&self) -> Option<String> {
-        self.build().err().map(|e| e.to_string())
+        if let Err(e) = self.build() {
+            return Some(e.to_string());
+        }
+        self.spec
+            .anchor
+            .as_ref()
+            .and_then(|_| self.build_near().err())
+    }
+
+    fn near(&self) -> Option<&Near> {
+        self.near.get_or_init(|| self.build_near().ok()).as_ref()
+    }
+
+    fn build_near(&self) -> Result<Near, String> {
+        let Some(anchor) = &self.spec.anchor else {
+            return Err("no anchor".to_owned());
+        };
+        let longest = |pattern: &str| -> Result<usize, String> {
+            regex_syntax::parse(pattern)
+                .map_err(|e| e.to_string())?
+                .properties()
+                .maximum_len()
+                .ok_or_else(|| format!("`{pattern}` has no longest match"))
+        };
+        let pattern = ascii_word_boundaries(&self.spec.pattern);
+        let anchor = ascii_word_boundaries(anchor);
+        let reach = longest(&pattern)? + longest(&anchor)?;
+        let rule = regex_automata::meta::Builder::new()
+            .configure(regex_automata::meta::Config::new().nfa_size_limit(Some(1 << 24)))
+            .build(&pattern)
+            .map_err(|e| e.to_string())?;
+        let anchor = RegexBuilder::new(&anchor)
+            .size_limit(1 << 24)
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(Near {
+            anchor,
+            rule,
+            reach,
+        })
     }
 
     fn build(&self) -> Result<Regex, regex::Error> {
@@ -215,6 +270,7 @@ impl Engine {
             .map(|spec| Rule {
                 spec,
                 regex: OnceLock::new(),
+                near: OnceLock::new(),
             })
             .collect();
         Self {
@@ -274,6 +330,11 @@ impl Engine {
     /// The secrets one rule finds in `text`.
     pub fn find_rule(&self, i: usize, text: &str) -> Vec<Find> {
         let rule = &self.rules[i];
+        if rule.spec.anchor.is_some()
+            && let Some(near) = rule.near()
+        {
+            return self.find_near(i, near, text);
+        }
         let Some(re) = rule.regex() else {
             return Vec::new();
         };
@@ -299,6 +360,59 @@ impl Engine {
                 end: m.end(),
                 rule: i,
             });
+        }
+        out
+    }
+}
+
+impl Engine {
+    /// An anchored rule's secrets: its regex runs over the parts of `text` within its reach of
+    /// an anchor match, each searched with the whole text around it as context (word
+    /// boundaries see past a part's ends). Every match of the rule holds an anchor match, so
+    /// it lies in one part, and the parts are searched in order: the same matches as a search
+    /// of the whole text.
+    fn find_near(&self, i: usize, near: &Near, text: &str) -> Vec<Find> {
+        // An anchor match skipped for overlapping the one before starts inside it: the reach
+        // counts the anchor's longest match too.
+        let mut parts: Vec<(usize, usize)> = Vec::new();
+        for m in near.anchor.find_iter(text) {
+            let mut start = m.start().saturating_sub(near.reach);
+            while !text.is_char_boundary(start) {
+                start -= 1;
+            }
+            let mut end = (m.end() + near.reach).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            match parts.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => parts.push((start, end)),
+            }
+        }
+        let spec = &self.rules[i].spec;
+        let mut out = Vec::new();
+        for (start, end) in parts {
+            let input = regex_automata::Input::new(text).range(start..end);
+            for caps in near.rule.captures_iter(input) {
+                let span = if spec.groups.is_empty() {
+                    caps.get_group(1).or_else(|| caps.get_group(0))
+                } else {
+                    spec.groups.iter().find_map(|g| caps.get_group_by_name(g))
+                };
+                let Some(span) = span else { continue };
+                let Some(secret) = text.get(span.start..span.end) else {
+                    continue;
+                };
+                let after = text[span.end..].chars().next();
+                if secret.is_empty() || !accept(spec, secret, after) {
+                    continue;
+                }
+                out.push(Find {
+                    start: span.start,
+                    end: span.end,
+                    rule: i,
+                });
+            }
         }
         out
     }
@@ -449,4 +563,65 @@ pub fn entropy(s: &str) -> f64 {
             -p * p.log2()
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The built-in rules that have an anchor, each alone, and the same rule without it.
+    fn anchored() -> Vec<(Engine, Engine)> {
+        ENGINE
+            .rules()
+            .iter()
+            .filter(|r| r.spec.anchor.is_some())
+            .map(|r| {
+                let mut whole = r.spec.clone();
+                whole.anchor = None;
+                (Engine::new(vec![r.spec.clone()]), Engine::new(vec![whole]))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn anchored_rules_find_their_examples_as_a_whole_text_search_does() {
+        let rules = anchored();
+        assert!(!rules.is_empty());
+        for (near, whole) in &rules {
+            let spec = &near.rules()[0].spec;
+            assert!(near.rules()[0].near().is_some(), "{}", spec.id);
+            for ex in spec.examples.iter().chain(&spec.negative_examples) {
+                assert_eq!(near.find(ex, false), whole.find(ex, false), "{ex:?}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Texts of examples among decoys: anchor matches alone, overlapping anchors, tokens
+        /// run into word characters (ASCII and not) and characters that fold to ASCII letters.
+        #[test]
+        fn an_anchored_rule_finds_what_its_regex_finds_in_the_whole_text(
+            pieces in proptest::collection::vec(0usize..12, 0..60),
+        ) {
+            for (near, whole) in anchored() {
+                let spec = &near.rules()[0].spec;
+                let text: String = pieces
+                    .iter()
+                    .map(|&p| match p {
+                        0..=2 => spec.examples[p % spec.examples.len()].clone(),
+                        3 => ".abcdef.".to_owned(),
+                        4 => "x.abcdef.ghijkl.mnopqr.".to_owned(),
+                        5 => "é".to_owned(),
+                        6 => "\u{212a}".to_owned(),
+                        7 => " see www.google.com and ".to_owned(),
+                        8 => "MTk4NjIyNDgzNDcxOTI1MjQ4".to_owned(),
+                        9 => "_".repeat(40),
+                        10 => "\n".to_owned(),
+                        _ => "Nb1Ok1mEhe-3iTdrGOuegj29yQR".to_owned(),
+                    })
+                    .collect();
+                proptest::prop_assert_eq!(near.find(&text, false), whole.find(&text, false));
+            }
+        }
+    }
 }
