@@ -363,9 +363,7 @@ impl Engine {
         }
         out
     }
-}
 
-impl Engine {
     /// An anchored rule's secrets: its regex runs over the parts of `text` within its reach of
     /// an anchor match, each searched with the whole text around it as context (word
     /// boundaries see past a part's ends). Every match of the rule holds an anchor match, so
