@@ -3,10 +3,10 @@
 //!
 //! Grammars are syntect's built-in Sublime Text set, run by Oniguruma (the engine they were
 //! written for); no theme is loaded, because the page colours a small set of token categories
-//! itself ([`CLASSES`]), in light, dark and print. Highlighting only wraps text in spans: the text itself, and so
-//! copying and searching it, is unchanged. Work is bounded: text over [`MAX_BYTES`], or with a
-//! line over [`MAX_LINE_BYTES`], stays plain, and a [`Highlighter`] highlights a given text in a
-//! given language once per page.
+//! itself ([`CLASSES`]), in light, dark and print. Highlighting only wraps text in spans: the
+//! text itself, and so copying and searching it, is unchanged. Work is bounded: text over
+//! [`MAX_BYTES`], or with a line over [`MAX_LINE_BYTES`], stays plain, and a [`Highlighter`]
+//! highlights a given text in a given language once per page.
 
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;

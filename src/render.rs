@@ -468,8 +468,9 @@ impl Layout {
     }
 }
 
-/// Turn-list entries a page that stores turns writes as HTML; the rest of the list is stored
-/// compressed with the turns and listed when the reader scrolls the list to its end.
+/// Turn-list entries per list (a list out of view is skipped whole), and those a page that
+/// stores turns writes as HTML: the rest of the list is stored compressed with the turns and
+/// listed when the reader scrolls the list to its end.
 const TOC_INLINE: usize = 200;
 
 /// The turn list's stored entries: their block and the turns they list.

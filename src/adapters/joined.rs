@@ -470,11 +470,12 @@ impl Source for Tree {
             return Ok(vec![Vec::new(); parents.len()]);
         };
         let lists = self.files(pattern, parents);
-        let all: Vec<PathBuf> = lists.iter().flatten().cloned().collect();
+        let lens: Vec<usize> = lists.iter().map(Vec::len).collect();
+        let all: Vec<PathBuf> = lists.into_iter().flatten().collect();
         let mut read = self.read(&all, needs).into_iter();
-        Ok(lists
-            .iter()
-            .map(|list| kept(read.by_ref().take(list.len()), warnings))
+        Ok(lens
+            .into_iter()
+            .map(|n| kept(read.by_ref().take(n), warnings))
             .collect())
     }
 
