@@ -81,6 +81,7 @@ pub struct Rule {
     pub spec: RuleSpec,
     regex: OnceLock<Option<Regex>>,
     near: OnceLock<Option<Near>>,
+    shortest: OnceLock<usize>,
 }
 
 /// What an anchored rule runs: the anchor's regex, the rule's regex for searching a part of a
@@ -108,6 +109,18 @@ impl Rule {
             .anchor
             .as_ref()
             .and_then(|_| self.build_near().err())
+    }
+
+    /// The fewest bytes a match of the pattern can take: a shorter text holds none, and most
+    /// of the strings a session is made of (ids, names, short commands) are shorter than most
+    /// secrets.
+    fn shortest(&self) -> usize {
+        *self.shortest.get_or_init(|| {
+            regex_syntax::parse(&ascii_word_boundaries(&self.spec.pattern))
+                .ok()
+                .and_then(|hir| hir.properties().minimum_len())
+                .unwrap_or(0)
+        })
     }
 
     fn near(&self) -> Option<&Near> {
@@ -271,6 +284,7 @@ impl Engine {
                 spec,
                 regex: OnceLock::new(),
                 near: OnceLock::new(),
+                shortest: OnceLock::new(),
             })
             .collect();
         Self {
@@ -330,6 +344,9 @@ impl Engine {
     /// The secrets one rule finds in `text`.
     pub fn find_rule(&self, i: usize, text: &str) -> Vec<Find> {
         let rule = &self.rules[i];
+        if text.len() < rule.shortest() {
+            return Vec::new();
+        }
         if rule.spec.anchor.is_some()
             && let Some(near) = rule.near()
         {

@@ -185,6 +185,56 @@ mod tests {
         );
     }
 
+    /// The value of every key name the generic rules' patterns name, in each spelling (`_`,
+    /// `-` or nothing between its words, upper or lower case), is redacted when the key is
+    /// the only one in the text: the keywords that select the rules cover every spelling
+    /// their patterns accept.
+    #[test]
+    fn every_secret_key_spelling_selects_the_generic_rules() {
+        let names = [
+            "secret",
+            "token",
+            "passwd",
+            "password",
+            "passphrase",
+            "pwd",
+            "api?key",
+            "access?key",
+            "private?key",
+            "auth?key",
+            "client?secret",
+            "credential",
+            "credentials",
+            "signing?key",
+            "encryption?key",
+            "session?key",
+            "dsn",
+            "webhook?url",
+            "connection?string",
+            "database?url",
+            "db?url",
+            "conn?str",
+        ];
+        let value = "Zx9qT3vLm2Rk8pW4";
+        for name in names {
+            for sep in ["_", "-", ""] {
+                for key in [
+                    name.replace('?', sep),
+                    name.replace('?', sep).to_uppercase(),
+                ] {
+                    for text in [
+                        format!("{key}={value}"),
+                        format!("{{\"{key}\": \"{value}\"}}"),
+                        format!("{key}: {value}"),
+                    ] {
+                        let out = redact(&text);
+                        assert!(!out.contains(value), "{text} -> {out}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn redacts_known_token_shapes() {
         let out = redact("a ghp_abcdefghijklmnopqrstuvwxyz0123456789 b AKIAQYLPMN5HHHFPZAM2 c");
