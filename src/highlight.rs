@@ -203,23 +203,94 @@ enum Work {
 /// What was highlighted: the work, the grammar's name and the text's SHA-256.
 type WorkKey = (Work, &'static str, [u8; 32]);
 
+type Memo = HashMap<WorkKey, Option<Arc<Highlighted>>>;
+
 /// Highlights text for one page, remembering what it has done so the same text in the same
 /// language (a file read twice, a command run again) is highlighted once.
 ///
 /// Which texts are coloured depends on page order until the budget is spent; after that
-/// every answer is the same whatever the order, so threads may share it.
+/// every answer is the same whatever the order, so threads may share it. Before then, a turn
+/// can still be rendered out of order by a highlighter [`ahead`](Self::ahead) of the page's,
+/// which is then [`settle`](Self::settle)d in page order.
 #[derive(Default)]
 pub struct Highlighter {
+    page: Arc<Page>,
+    /// Set for a highlighter ahead of the page's.
+    ahead: Option<Ahead>,
+}
+
+/// What the page's highlighter and those ahead of it share.
+#[derive(Default)]
+struct Page {
     /// Keyed by the work, the grammar's name and the text's SHA-256.
-    done: Mutex<HashMap<WorkKey, Option<Arc<Highlighted>>>>,
+    done: Mutex<Memo>,
     /// Bytes highlighted so far on this page; `usize::MAX` once the budget is spent.
     spent: AtomicUsize,
+}
+
+/// What a highlighter ahead of the page's did: every text it highlighted that the page had
+/// not, in order, with the bytes it took from the budget (assumed to cover them), and what it
+/// made of them.
+#[derive(Default)]
+struct Ahead {
+    calls: Mutex<Vec<(WorkKey, Option<usize>)>>,
+    done: Mutex<Memo>,
+}
+
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Only ever holds finished entries: a panic elsewhere leaves it usable.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Highlighter {
     /// A highlighter with nothing remembered.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A highlighter for rendering a turn before the page's highlighter has reached it: it
+    /// reads what the page has done, assumes the budget covers every text it highlights, and
+    /// keeps what it does to itself until [`settle`](Self::settle) checks that assumption.
+    pub fn ahead(&self) -> Self {
+        Self {
+            page: Arc::clone(&self.page),
+            ahead: Some(Ahead::default()),
+        }
+    }
+
+    /// True for a highlighter made by [`ahead`](Self::ahead).
+    pub fn is_ahead(&self) -> bool {
+        self.ahead.is_some()
+    }
+
+    /// Takes a highlighter ahead of this page's highlighter at its place in page order: true
+    /// when the budget covers what it spent, given what the page has done by now, so that what
+    /// it rendered is what this highlighter would have rendered there; its work is then the
+    /// page's. False (nothing taken) when it is not: that turn must be rendered again with this
+    /// highlighter.
+    pub fn settle(&self, ahead: Highlighter) -> bool {
+        let Some(Ahead { calls, done }) = ahead.ahead else {
+            return false;
+        };
+        let mut spent = self.page.spent.load(Ordering::Relaxed);
+        let mut memo = self.memo();
+        for (key, cost) in locked(&calls).iter() {
+            // Done by a turn settled before this one: the same answer, at no cost.
+            if memo.contains_key(key) {
+                continue;
+            }
+            if let Some(cost) = cost {
+                spent = spent.saturating_add(*cost);
+                if spent > MAX_PAGE_BYTES {
+                    return false;
+                }
+            }
+        }
+        self.page.spent.store(spent, Ordering::Relaxed);
+        for (key, out) in std::mem::take(&mut *locked(&done)) {
+            memo.entry(key).or_insert(out);
+        }
+        true
     }
 
     /// `text` highlighted as `lang`; `None` when it is over the size caps or the grammar fails
@@ -268,38 +339,53 @@ impl Highlighter {
         if let Some(done) = self.memo().get(&key) {
             return done.clone();
         }
+        let Some(ahead) = &self.ahead else {
+            let out = run().map(Arc::new);
+            self.memo().insert(key, out.clone());
+            return out;
+        };
+        if let Some(done) = locked(&ahead.done).get(&key) {
+            return done.clone();
+        }
+        locked(&ahead.calls).push((key, None));
         let out = run().map(Arc::new);
-        self.memo().insert(key, out.clone());
+        locked(&ahead.done).insert(key, out.clone());
         out
     }
 
-    fn memo(&self) -> std::sync::MutexGuard<'_, HashMap<WorkKey, Option<Arc<Highlighted>>>> {
-        // The memo only ever holds finished entries: a panic elsewhere leaves it usable.
-        self.done
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn memo(&self) -> std::sync::MutexGuard<'_, Memo> {
+        locked(&self.page.done)
     }
 
     /// Takes `text` from the page's budget; false when the budget cannot cover it, and from
     /// then on for every text. Work that is remembered spends once, however often the text
-    /// appears.
+    /// appears. Ahead of the page, the cost is noted and assumed covered.
     fn spend(&self, text: &str) -> bool {
-        let total = self
-            .spent
-            .load(Ordering::Relaxed)
-            .saturating_add(text.len());
+        if let Some(ahead) = &self.ahead {
+            if let Some(last) = locked(&ahead.calls).last_mut() {
+                last.1 = Some(text.len());
+            }
+            return true;
+        }
+        let spent = &self.page.spent;
+        let total = spent.load(Ordering::Relaxed).saturating_add(text.len());
         if total > MAX_PAGE_BYTES {
-            self.spent.store(usize::MAX, Ordering::Relaxed);
+            spent.store(usize::MAX, Ordering::Relaxed);
             return false;
         }
-        self.spent.store(total, Ordering::Relaxed);
+        spent.store(total, Ordering::Relaxed);
         true
+    }
+
+    /// Bytes the page's budget can still cover.
+    pub fn left(&self) -> usize {
+        MAX_PAGE_BYTES.saturating_sub(self.page.spent.load(Ordering::Relaxed))
     }
 
     /// True once a text did not fit the page's budget: nothing more will be coloured, and
     /// the answer for a text no longer depends on what came before it.
     pub fn is_spent(&self) -> bool {
-        self.spent.load(Ordering::Relaxed) > MAX_PAGE_BYTES
+        self.page.spent.load(Ordering::Relaxed) > MAX_PAGE_BYTES
     }
 }
 
@@ -622,6 +708,77 @@ mod tests {
                 })
                 .collect();
             proptest::prop_assert_eq!(out, expected);
+        }
+    }
+
+    /// Texts of several sizes (a fifth to a half of the page's budget) and a diff.
+    fn pool() -> Vec<String> {
+        [8, 16, 30, 45, 60, 2]
+            .iter()
+            .enumerate()
+            .map(|(i, kib)| {
+                let line = format!("let v{i} = {i} + 1; // {}\n", "x".repeat(20));
+                line.repeat(kib * 1024 / line.len())
+            })
+            .collect()
+    }
+
+    /// What a highlighter gives for one text: code in even calls, a diff of it in odd ones.
+    fn call(hl: &Highlighter, text: &str, i: usize) -> String {
+        if i % 2 == 0 {
+            hl.code(text, lang("rust"))
+                .map_or_else(|| "plain".to_owned(), |h| h.as_str().to_owned())
+        } else {
+            let diff = format!("--- a/x.rs\n+++ b/x.rs\n@@ -1 +1 @@\n+{text}");
+            hl.diff(&diff, None).as_str().to_owned()
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+        /// Turns rendered ahead of the page (out of order, a few at a time) and settled in
+        /// order, the first the budget does not cover and every one after it rendered again in
+        /// order, read the same as turns rendered one after another.
+        #[test]
+        fn turns_rendered_ahead_and_settled_read_as_turns_rendered_in_order(
+            turns in proptest::collection::vec(
+                proptest::collection::vec((0..6usize, 0..2usize), 0..4),
+                1..10,
+            ),
+            at_once in 1..5usize,
+        ) {
+            let pool = pool();
+            let render = |hl: &Highlighter, turn: &[(usize, usize)]| -> Vec<String> {
+                turn.iter().map(|&(t, i)| call(hl, &pool[t], i)).collect()
+            };
+            let page = Highlighter::new();
+            let in_order: Vec<Vec<String>> = turns.iter().map(|t| render(&page, t)).collect();
+
+            let page = Highlighter::new();
+            let mut settled = Vec::new();
+            'ahead: while !page.is_spent() && settled.len() < turns.len() {
+                let some = &turns[settled.len()..turns.len().min(settled.len() + at_once)];
+                let mut ahead: Vec<(Highlighter, Vec<String>)> = some
+                    .iter()
+                    .rev()
+                    .map(|t| {
+                        let hl = page.ahead();
+                        let out = render(&hl, t);
+                        (hl, out)
+                    })
+                    .collect();
+                ahead.reverse();
+                for (hl, out) in ahead {
+                    if !page.settle(hl) {
+                        break 'ahead;
+                    }
+                    settled.push(out);
+                }
+            }
+            for t in &turns[settled.len()..] {
+                settled.push(render(&page, t));
+            }
+            proptest::prop_assert!(settled == in_order);
         }
     }
 

@@ -986,9 +986,13 @@ impl TurnsTemplate<'_> {
     }
 
     /// Renders `turns` (numbered from `first`) and hands each to `place` in order, with its
-    /// number, the length of its steps' HTML and its HTML. Until the page's highlighting budget
-    /// is spent, turns are rendered one at a time: which texts are coloured depends on their
-    /// order. The rest are rendered on every core.
+    /// number, the length of its steps' HTML and its HTML, on every core.
+    ///
+    /// Until the page's highlighting budget is spent, which texts are coloured depends on page
+    /// order. Each turn is then rendered with a highlighter ahead of the page's and settled in
+    /// order; the first turn the budget does not cover as assumed is rendered again in place,
+    /// and so is every turn after it (once the budget is spent, order no longer matters).
+    /// Turns within a turn ahead (a subagent's) are rendered one at a time, in order.
     fn each_turn(
         &self,
         turns: &[TurnView],
@@ -996,6 +1000,36 @@ impl TurnsTemplate<'_> {
         place: &mut dyn FnMut(usize, &TurnView, usize, String) -> askama::Result<()>,
     ) -> askama::Result<()> {
         let mut next = 0;
+        // As many turns at a time as the budget left is likely to cover, at what the turns
+        // so far took from it (at least two per core): the turns past the one the budget runs
+        // out in are rendered for nothing.
+        let fewest = 2 * rayon::current_num_threads();
+        let left_at_first = self.hl.left();
+        'ahead: while !self.hl.is_spent() && !self.hl.is_ahead() && next < turns.len() {
+            let taken = left_at_first - self.hl.left();
+            let likely = match (next, taken) {
+                (0, _) => fewest,
+                (_, 0) => turns.len(),
+                (n, t) => self.hl.left() / t.div_ceil(n),
+            };
+            let some = &turns[next..turns.len().min(next + likely.max(fewest))];
+            let ahead: Vec<(Highlighter, askama::Result<(usize, String)>)> = some
+                .par_iter()
+                .map(|turn| {
+                    let hl = self.hl.ahead();
+                    let rendered = TurnsTemplate { hl: &hl }.rendered(turn);
+                    (hl, rendered)
+                })
+                .collect();
+            for (turn, (hl, rendered)) in some.iter().zip(ahead) {
+                if !self.hl.settle(hl) {
+                    break 'ahead;
+                }
+                let (steps, html) = rendered?;
+                place(first + next, turn, steps, html)?;
+                next += 1;
+            }
+        }
         while let Some(turn) = turns.get(next)
             && !self.hl.is_spent()
         {

@@ -205,8 +205,8 @@ fn stored_turns_decode_to_the_whole_page_in_order() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Turns are rendered on every core once the page's highlighting budget is spent: the page
-/// is the same, byte for byte, whatever the number of threads.
+/// Turns are rendered on every core, ahead of their place while the page's highlighting
+/// budget lasts: the page is the same, byte for byte, whatever the number of threads.
 #[test]
 fn a_long_page_is_the_same_on_one_thread_and_on_many() -> anyhow::Result<()> {
     use tracebook::render::{self, Storage, View};
