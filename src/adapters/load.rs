@@ -402,7 +402,7 @@ fn report_raw(
 }
 
 /// Opens a file for reading; a name ending in `.zst` is decompressed as a stream.
-fn open(path: &Path) -> std::io::Result<Box<dyn BufRead>> {
+fn open(path: &Path) -> std::io::Result<Box<dyn BufRead + Send>> {
     let file = File::open(path)?;
     if has_ending(path, "zst") {
         let decoder = zstd::stream::read::Decoder::new(file)?;
@@ -492,27 +492,29 @@ fn read_records<'s>(
         }
         InputFormat::Jsonl => {
             // Lines are read in batches; one batch is parsed (on every core) while the rules
-            // run over the one before, in line order.
+            // run over the one before, in line order, and the next is read.
             let mut count = 0;
             let mut empty = true;
             let mut line_no = 0;
             let mut ready: Vec<Parsed<'s>> = Vec::new();
+            let mut batch = read_batch(&mut reader, &mut line_no).map_err(io)?;
             loop {
-                let batch = read_batch(&mut reader, &mut line_no).map_err(io)?;
                 empty &= batch.lines.is_empty();
                 if batch.lines.is_empty() && ready.is_empty() {
                     break;
                 }
-                let (next, ()) = rayon::join(
+                let (next, read) = rayon::join(
                     || batch.parse(&needs, source, &item),
                     || {
                         for p in ready.drain(..) {
                             warnings.extend(p.warnings);
                             count += usize::from(take(interp, p.line, p.item));
                         }
+                        read_batch(&mut reader, &mut line_no)
                     },
                 );
                 ready = next;
+                batch = read.map_err(io)?;
             }
             if empty {
                 warnings.push(Warning::whole(source, "empty file"));
