@@ -1006,7 +1006,7 @@ impl TurnsTemplate<'_> {
         let fewest = 2 * rayon::current_num_threads();
         let left_at_first = self.hl.left();
         'ahead: while !self.hl.is_spent() && !self.hl.is_ahead() && next < turns.len() {
-            let taken = left_at_first - self.hl.left();
+            let taken = left_at_first.saturating_sub(self.hl.left());
             let likely = match (next, taken) {
                 (0, _) => fewest,
                 (_, 0) => turns.len(),
