@@ -497,7 +497,9 @@ fn read_records<'s>(
             let mut empty = true;
             let mut line_no = 0;
             let mut ready: Vec<Parsed<'s>> = Vec::new();
-            let mut batch = read_batch(&mut reader, &mut line_no).map_err(io)?;
+            let mut batch = Batch::default();
+            let mut spare = Batch::default();
+            read_batch(&mut reader, &mut line_no, &mut batch).map_err(io)?;
             loop {
                 empty &= batch.lines.is_empty();
                 if batch.lines.is_empty() && ready.is_empty() {
@@ -510,11 +512,12 @@ fn read_records<'s>(
                             warnings.extend(p.warnings);
                             count += usize::from(take(interp, p.line, p.item));
                         }
-                        read_batch(&mut reader, &mut line_no)
+                        read_batch(&mut reader, &mut line_no, &mut spare)
                     },
                 );
                 ready = next;
-                batch = read.map_err(io)?;
+                read.map_err(io)?;
+                std::mem::swap(&mut batch, &mut spare);
             }
             if empty {
                 warnings.push(Warning::whole(source, "empty file"));
@@ -674,6 +677,7 @@ impl<T> Replay<T> {
 const BATCH_BYTES: usize = 1 << 20;
 
 /// Lines of a JSONL file read together, each with its 1-based number.
+#[derive(Default)]
 struct Batch {
     bytes: Vec<u8>,
     lines: Vec<(usize, std::ops::Range<usize>)>,
@@ -698,12 +702,22 @@ enum Item<'s> {
     Record(Json),
 }
 
-/// Reads whole lines until about [`BATCH_BYTES`] are read or the input ends.
-fn read_batch(reader: &mut dyn BufRead, line_no: &mut usize) -> std::io::Result<Batch> {
-    let mut batch = Batch {
-        bytes: Vec::with_capacity(BATCH_BYTES + (BATCH_BYTES >> 3)),
-        lines: Vec::new(),
-    };
+/// Reads whole lines into `batch` (emptied first) until about [`BATCH_BYTES`] are read or the
+/// input ends. The same two batches are read into again and again: each holds its room, so a
+/// batch read on one thread and let go on another is not handed back to the allocator every
+/// time.
+fn read_batch(
+    reader: &mut dyn BufRead,
+    line_no: &mut usize,
+    batch: &mut Batch,
+) -> std::io::Result<()> {
+    batch.lines.clear();
+    batch.bytes.clear();
+    // A very long line leaves its room behind only until the next batch.
+    if batch.bytes.capacity() > 4 * BATCH_BYTES {
+        batch.bytes = Vec::new();
+    }
+    batch.bytes.reserve(BATCH_BYTES + (BATCH_BYTES >> 3));
     while batch.bytes.len() < BATCH_BYTES {
         let start = batch.bytes.len();
         if reader.read_until(b'\n', &mut batch.bytes)? == 0 {
@@ -712,7 +726,7 @@ fn read_batch(reader: &mut dyn BufRead, line_no: &mut usize) -> std::io::Result<
         *line_no += 1;
         batch.lines.push((*line_no, start..batch.bytes.len()));
     }
-    Ok(batch)
+    Ok(())
 }
 
 impl Batch {
