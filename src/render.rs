@@ -131,8 +131,8 @@ pub struct Notebook {
 pub enum Part {
     /// Markup and text: the final secret scan reads it.
     Text(String),
-    /// Base64 data inside the page's own `<script type="application/octet-stream">` elements:
-    /// inert, and already scanned before it was compressed.
+    /// Base64 data inside the page's own `<template>` elements: inert, and already scanned
+    /// before it was compressed.
     Data(String),
 }
 
@@ -309,8 +309,8 @@ fn page(mut report: Report, view: View, storage: Storage) -> askama::Result<Note
     Ok(Notebook { parts, caught })
 }
 
-/// The report model as zstd-compressed JSON in base64: inert inside its `<script>` element
-/// (base64 has no `<`), and a small fraction of the JSON's size. The JSON is written straight
+/// The report model as zstd-compressed JSON in base64: inert inside its `<template>` element
+/// (base64 has neither `<` nor `&`), and a small fraction of the JSON's size. The JSON is written straight
 /// into the compressor, a window of turns at a time, so the turns can be let go as they are
 /// rendered: `turns` comes first, then the report's other fields.
 struct EmbeddedReport {
@@ -563,7 +563,7 @@ fn seal(id: &str, html: &str, within: Option<&str>) -> (String, usize) {
     let (html, caught) = crate::privacy::secrets::backstop(html);
     let compressed = zstd::bulk::compress(html.as_bytes(), 3).unwrap_or_default();
     let mut out = String::with_capacity(compressed.len() * 4 / 3 + 160);
-    out.push_str("\n<script type=\"application/octet-stream\" class=\"stored\" data-block=\"");
+    out.push_str("\n<template class=\"stored\" data-block=\"");
     out.push_str(id);
     if let Some(parent) = within {
         out.push_str("\" data-in=\"");
@@ -571,7 +571,7 @@ fn seal(id: &str, html: &str, within: Option<&str>) -> (String, usize) {
     }
     out.push_str("\" data-encoding=\"zstd+base64\">");
     base64::engine::general_purpose::STANDARD.encode_string(compressed, &mut out);
-    out.push_str("</script>");
+    out.push_str("</template>");
     (out, caught)
 }
 
@@ -1445,8 +1445,7 @@ mod tests {
                 .all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b))
         );
         let html = format!(
-            "<script type=\"application/octet-stream\" id=\"tracebook-report\" \
-             data-encoding=\"zstd+base64\">{data}</script>"
+            "<template id=\"tracebook-report\" data-encoding=\"zstd+base64\">{data}</template>"
         );
         let back = crate::report::compat::read(&html)?;
         assert_eq!(back.report, report);

@@ -17,9 +17,9 @@ use super::summarize;
 /// Why a notebook could not be read back.
 #[derive(Debug, thiserror::Error)]
 pub enum CompatError {
-    /// No `<script type="application/json" id="tracebook-report">` element.
+    /// No element with `id="tracebook-report"`.
     #[error(
-        "no embedded report (a <script id=\"tracebook-report\"> element); is it a tracebook notebook?"
+        "no embedded report (an element with id=\"tracebook-report\"); is it a tracebook notebook?"
     )]
     NoReport,
     /// The element does not hold JSON.
@@ -53,12 +53,19 @@ pub struct ReadBack {
     pub notes: Vec<String>,
 }
 
-/// Where a notebook's embedded report element is: its opening tag, and its text.
+/// Where a notebook's embedded report element is: its opening tag, and its text. Notebooks
+/// write it as a `<template>` (the data blocks the browser's parser reads fastest); earlier
+/// ones wrote a `<script>`.
 pub fn embedded_element(html: &str) -> Option<(Range<usize>, Range<usize>)> {
     let at = html.find("id=\"tracebook-report\"")?;
     let tag_start = html[..at].rfind('<')?;
     let open_end = html[at..].find('>')? + at + 1;
-    let close = html[open_end..].find("</script>")? + open_end;
+    let end_tag = if html[tag_start..].starts_with("<template") {
+        "</template>"
+    } else {
+        "</script>"
+    };
+    let close = html[open_end..].find(end_tag)? + open_end;
     Some((tag_start..open_end, open_end..close))
 }
 
@@ -369,7 +376,7 @@ mod tests {
     }
 
     #[test]
-    fn gzip_and_zstd_elements_read_back() -> anyhow::Result<()> {
+    fn gzip_and_zstd_elements_read_back_from_scripts_and_templates() -> anyhow::Result<()> {
         use base64::Engine as _;
         use std::io::Write as _;
         let json = r#"{"schema_version":1,"a":"</script>"}"#;
@@ -380,12 +387,19 @@ mod tests {
             ("gzip+base64", gz.finish()?),
             ("zstd+base64", zstd::encode_all(json.as_bytes(), 3)?),
         ] {
-            let html = format!(
+            let data = b64.encode(bytes);
+            // Earlier notebooks hold it in a script element, today's in a template; a page's
+            // own scripts follow it.
+            let script = format!(
                 "<script type=\"application/octet-stream\" id=\"tracebook-report\" \
-                 data-encoding=\"{encoding}\">{}</script>",
-                b64.encode(bytes)
+                 data-encoding=\"{encoding}\">{data}</script><script>x()</script>"
             );
-            assert_eq!(embedded_json(&html)?, json, "{encoding}");
+            let template = format!(
+                "<template id=\"tracebook-report\" data-encoding=\"{encoding}\">{data}</template>\
+                 <script>x()</script>"
+            );
+            assert_eq!(embedded_json(&script)?, json, "{encoding}");
+            assert_eq!(embedded_json(&template)?, json, "{encoding}");
         }
         Ok(())
     }

@@ -655,7 +655,7 @@ fn stored_turns_open_for_scrolling_links_search_and_filters() -> anyhow::Result<
     wait_until(&page, "!!document.querySelector('#t2-s3.targeted')")?;
     let state = page.eval(
         "({ process: document.getElementById('t2-s3').closest('details.process').open,
-            blocks: document.querySelectorAll('script.stored').length })",
+            blocks: document.querySelectorAll('template.stored').length })",
     )?;
     assert_eq!(state["process"], true, "{state}");
     assert_eq!(
