@@ -401,18 +401,20 @@ impl Tree {
     }
 
     /// Reads and parses files on every core, in order; a file that cannot be read or is not
-    /// a JSON object is a warning.
+    /// a JSON object is a warning. Files are read into a buffer each worker reuses: a tree
+    /// holds tens of thousands of small files, and asking each one's size first (to size a
+    /// new buffer) costs a system call of its own.
     fn read(&self, paths: &[PathBuf], needs: Option<&Needs>) -> Vec<Result<Json, Warning>> {
         paths
             .par_iter()
-            .map(|path| {
+            .map_init(Vec::new, |bytes, path| {
                 let name = || {
                     path.strip_prefix(&self.root)
                         .map(|p| p.to_string_lossy().into_owned())
                         .unwrap_or_else(|_| super::load::display_name(path))
                 };
-                match std::fs::read(path) {
-                    Ok(bytes) => match parse(&bytes, needs) {
+                match read_into(path, bytes) {
+                    Ok(()) => match parse(bytes, needs) {
                         Ok(v @ Json::Object(_)) => Ok(v),
                         Ok(_) => Err(Warning::whole(&name(), "not a JSON object; skipped")),
                         Err(e) => Err(Warning::whole(
@@ -488,6 +490,14 @@ impl Source for Tree {
     }
 }
 
+/// Reads a whole file into `bytes`, replacing what it held.
+fn read_into(path: &Path, bytes: &mut Vec<u8>) -> std::io::Result<()> {
+    use std::io::Read as _;
+    bytes.clear();
+    std::fs::File::open(path)?.read_to_end(bytes)?;
+    Ok(())
+}
+
 /// A file's JSON, with `needs` only what is read of it.
 fn parse(bytes: &[u8], needs: Option<&Needs>) -> serde_json::Result<Json> {
     match (needs, std::str::from_utf8(bytes)) {
@@ -510,8 +520,10 @@ fn glob(root: &Path, pattern: &str, parent: &Json) -> Vec<PathBuf> {
         let mut next = Vec::new();
         for dir in &current {
             if !seg.contains('*') {
+                // A folder is not checked here: listing it (the next segment) or looking for
+                // a file in it finds nothing when it is not one.
                 let p = dir.join(&seg);
-                if (last && p.is_file()) || (!last && p.is_dir()) {
+                if !last || p.is_file() {
                     next.push(p);
                 }
                 continue;
