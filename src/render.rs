@@ -310,9 +310,9 @@ fn page(mut report: Report, view: View, storage: Storage) -> askama::Result<Note
 }
 
 /// The report model as zstd-compressed JSON in base64: inert inside its `<template>` element
-/// (base64 has neither `<` nor `&`), and a small fraction of the JSON's size. The JSON is written straight
-/// into the compressor, a window of turns at a time, so the turns can be let go as they are
-/// rendered: `turns` comes first, then the report's other fields.
+/// (base64 has neither `<` nor `&`), and a small fraction of the JSON's size. The JSON is
+/// written straight into the compressor, a window of turns at a time, so the turns can be let
+/// go as they are rendered: `turns` comes first, then the report's other fields.
 struct EmbeddedReport {
     /// Small writes (serde_json's pieces) reach the compressor in large blocks: each of its
     /// writes costs as much as a small write itself. `None` once a write failed.

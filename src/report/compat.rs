@@ -53,19 +53,14 @@ pub struct ReadBack {
     pub notes: Vec<String>,
 }
 
-/// Where a notebook's embedded report element is: its opening tag, and its text. Notebooks
-/// write it as a `<template>` (the data blocks the browser's parser reads fastest); earlier
-/// ones wrote a `<script>`.
+/// Where a notebook's embedded report element is: its opening tag, and its text, which ends
+/// at the element's own end tag (`<template>` today, `<script>` in earlier notebooks).
 pub fn embedded_element(html: &str) -> Option<(Range<usize>, Range<usize>)> {
     let at = html.find("id=\"tracebook-report\"")?;
     let tag_start = html[..at].rfind('<')?;
     let open_end = html[at..].find('>')? + at + 1;
-    let end_tag = if html[tag_start..].starts_with("<template") {
-        "</template>"
-    } else {
-        "</script>"
-    };
-    let close = html[open_end..].find(end_tag)? + open_end;
+    let name = html[tag_start + 1..at].split_ascii_whitespace().next()?;
+    let close = html[open_end..].find(&format!("</{name}>"))? + open_end;
     Some((tag_start..open_end, open_end..close))
 }
 
