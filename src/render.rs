@@ -9,6 +9,7 @@ use askama::Template;
 use base64::Engine as _;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
+use std::fmt::Write as _;
 use std::sync::LazyLock;
 
 use crate::events::{ToolKind, ToolStatus};
@@ -690,6 +691,10 @@ struct Mark {
 }
 
 /// The overview strip: its size and one mark per turn.
+///
+/// The page draws each mark's link as one transparent slot (the target of a click, the hover
+/// highlight and the title), and the bars of every mark as one path per status, so the strip
+/// costs the browser a few elements per mark whatever the session's length.
 struct Overview {
     width: usize,
     /// Its width on the page in CSS pixels, before the page narrows it.
@@ -697,6 +702,27 @@ struct Overview {
     /// Consecutive turns one mark stands for.
     per_mark: usize,
     marks: Vec<Mark>,
+}
+
+impl Overview {
+    /// The bars of every mark as one path per status, in drawing order: each rectangle is a
+    /// subpath starting at its top-left corner (`M{x} {y}`).
+    fn paths(&self) -> Vec<(&'static str, String)> {
+        const ORDER: [&str; 5] = ["complete", "incomplete", "ok", "unknown", "error"];
+        let mut paths: Vec<(&'static str, String)> =
+            ORDER.iter().map(|class| (*class, String::new())).collect();
+        for rect in self.marks.iter().flat_map(|m| &m.rects) {
+            if let Some((_, d)) = paths.iter_mut().find(|(class, _)| *class == rect.class) {
+                let _ = write!(
+                    d,
+                    "M{} {}h{}v{}h-{}z",
+                    rect.x, rect.y, rect.w, rect.h, rect.w
+                );
+            }
+        }
+        paths.retain(|(_, d)| !d.is_empty());
+        paths
+    }
 }
 
 /// Width of one turn's slot in the overview, in SVG units.

@@ -143,6 +143,14 @@ fn the_overview_strip_has_one_linked_mark_per_turn_coloured_by_status() -> anyho
         .map(|(svg, _)| svg)
         .unwrap_or_default();
     assert!(!strip.is_empty(), "no overview strip");
+    // The bars are one path per status, a subpath per mark starting at its slot's left edge.
+    let path = |class: &str| {
+        strip
+            .split_once(&format!("<path class=\"{class}\" d=\""))
+            .and_then(|(_, rest)| rest.split_once('"'))
+            .map(|(d, _)| d.to_owned())
+            .unwrap_or_default()
+    };
     for turn in &report.turns {
         let mark = strip
             .split_once(&format!("<a href=\"#{}\">", turn.id))
@@ -150,17 +158,23 @@ fn the_overview_strip_has_one_linked_mark_per_turn_coloured_by_status() -> anyho
             .map(|(m, _)| m)
             .unwrap_or_default();
         assert!(!mark.is_empty(), "no mark for {}", turn.id);
-        assert!(mark.contains(&format!("class=\"{}\"", turn.response_status.as_str())));
+        let x: usize = mark
+            .split_once("class=\"slot\" x=\"")
+            .and_then(|(_, rest)| rest.split_once('"'))
+            .and_then(|(x, _)| x.parse().ok())
+            .unwrap_or(usize::MAX);
+        let bar = format!("M{} ", x.saturating_add(1));
+        assert!(
+            path(turn.response_status.as_str()).contains(&bar),
+            "{}: no {} band at {bar}",
+            turn.id,
+            turn.response_status.as_str()
+        );
         let errors = turn.steps.iter().any(|s| {
             matches!(s, tracebook::report::model::StepView::ToolCall(c)
                 if c.status == tracebook::events::ToolStatus::Error)
         });
-        assert_eq!(
-            mark.contains("class=\"error\""),
-            errors,
-            "{}: {mark}",
-            turn.id
-        );
+        assert_eq!(path("error").contains(&bar), errors, "{}: {strip}", turn.id);
     }
     Ok(())
 }
