@@ -1024,7 +1024,9 @@ fn name_part(value: &str) -> Option<&str> {
 /// Subagent files that belong beside `main`, by the adapter's `subagent_files` patterns, each
 /// with whether its pattern named the session (`{id}` or `{agent}`: the file then belongs to
 /// the session by its name or place, whatever session id it records itself) and the agent id
-/// its name carries.
+/// its name carries. Patterns are tried in order, and an `{agent}` pattern only for the agents
+/// no earlier pattern found: a later, wider pattern (sibling folders) is a fallback, read only
+/// when it is needed.
 fn subagent_files(
     main: &Path,
     spec: &AdapterSpec,
@@ -1054,36 +1056,41 @@ fn subagent_files(
                 .agents
                 .iter()
                 .filter_map(|a| name_part(a))
+                .filter(|a| !out.iter().any(|(_, _, id)| id.as_deref() == Some(*a)))
                 .map(|a| (pattern.replace("{agent}", a), Some(a)))
                 .collect()
         } else {
             vec![(pattern, None)]
         };
         for (pattern, agent) in expanded {
-            let (sub, file_pat) = match pattern.rsplit_once('/') {
-                Some((d, f)) => (dir.join(d), f.to_owned()),
-                None => (dir.to_owned(), pattern.clone()),
+            let (folders, file_pat) = match pattern.rsplit_once('/') {
+                Some((d, f)) => (folders_at(dir, d), f.to_owned()),
+                None => (vec![dir.to_owned()], pattern.clone()),
             };
-            let files = listed.entry(sub).or_insert_with_key(|sub| {
-                let mut files: Vec<PathBuf> = std::fs::read_dir(sub)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Result::ok)
-                    .map(|e| e.path())
-                    .filter(|p| p != main && p.is_file())
-                    .collect();
-                files.sort();
-                files
-            });
-            let found: Vec<PathBuf> = files
-                .iter()
-                .filter(|p| {
-                    p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| wildcard(&file_pat, n))
-                })
-                .cloned()
-                .collect();
+            let mut found: Vec<PathBuf> = Vec::new();
+            for sub in folders {
+                let files = listed.entry(sub).or_insert_with_key(|sub| {
+                    let mut files: Vec<PathBuf> = std::fs::read_dir(sub)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Result::ok)
+                        .map(|e| e.path())
+                        .filter(|p| p != main && p.is_file())
+                        .collect();
+                    files.sort();
+                    files
+                });
+                found.extend(
+                    files
+                        .iter()
+                        .filter(|p| {
+                            p.file_name()
+                                .and_then(|n| n.to_str())
+                                .is_some_and(|n| wildcard(&file_pat, n))
+                        })
+                        .cloned(),
+                );
+            }
             for p in found {
                 if out.iter().any(|(q, _, _)| *q == p) {
                     continue;
@@ -1101,6 +1108,38 @@ fn subagent_files(
     out
 }
 
+/// The folders a pattern's folder part names from `dir`: `..` is the folder above, a part with
+/// `*` matches every subfolder whose name fits (`../*` is every sibling folder), in name order.
+fn folders_at(dir: &Path, rel: &str) -> Vec<PathBuf> {
+    let mut at = vec![dir.to_owned()];
+    for part in rel.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        at = match part {
+            ".." => at
+                .iter()
+                .filter_map(|d| d.parent().map(Path::to_path_buf))
+                .collect(),
+            _ if part.contains(['*', '?']) => at
+                .iter()
+                .flat_map(|d| {
+                    let mut subs: Vec<PathBuf> = std::fs::read_dir(d)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Result::ok)
+                        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                        .filter(|e| e.file_name().to_str().is_some_and(|n| wildcard(part, n)))
+                        .map(|e| e.path())
+                        .collect();
+                    subs.sort();
+                    subs
+                })
+                .collect(),
+            _ => at.iter().map(|d| d.join(part)).collect(),
+        };
+        at.dedup();
+    }
+    at
+}
+
 /// The agent id a subagent file's name carries: what the pattern's one `*` matched
 /// (`agent-*.jsonl` and `agent-a1.jsonl` give `a1`).
 fn agent_id_from_name(pattern: &str, name: &str) -> Option<String> {
@@ -1112,24 +1151,43 @@ fn agent_id_from_name(pattern: &str, name: &str) -> Option<String> {
     (!id.is_empty()).then(|| id.to_owned())
 }
 
-/// Matches `*` (any run of characters) in a file-name pattern.
+/// Matches a file-name pattern: `*` is any run of characters, `?` any one character.
 pub(crate) fn wildcard(pattern: &str, name: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == name;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !name.starts_with(first) || !name.ends_with(last) || name.len() < first.len() + last.len() {
-        return false;
-    }
-    let mut rest = &name[first.len()..name.len() - last.len()];
-    for part in &parts[1..parts.len() - 1] {
-        match rest.find(part) {
-            Some(i) => rest = &rest[i + part.len()..],
-            None => return false,
+    let (p, n) = (pattern.as_bytes(), name.as_bytes());
+    // The length of the character at `j` (a literal byte of a longer character steps one).
+    let step = |j: usize| {
+        name.get(j..)
+            .and_then(|rest| rest.chars().next())
+            .map_or(1, char::len_utf8)
+    };
+    let (mut i, mut j) = (0, 0);
+    // The last `*` seen, and where in the name its run would end if it took one more character.
+    let mut star: Option<(usize, usize)> = None;
+    while j < n.len() {
+        match p.get(i) {
+            Some(b'*') => {
+                star = Some((i, j));
+                i += 1;
+            }
+            Some(b'?') => {
+                i += 1;
+                j += step(j);
+            }
+            Some(c) if *c == n[j] => {
+                i += 1;
+                j += 1;
+            }
+            _ => match star {
+                Some((si, sj)) => {
+                    i = si + 1;
+                    j = sj + step(sj);
+                    star = Some((si, j));
+                }
+                None => return false,
+            },
         }
     }
-    true
+    p[i..].iter().all(|c| *c == b'*')
 }
 
 /// A file's display name: its name only, never the folders above it.
@@ -1158,6 +1216,19 @@ mod tests {
         assert!(wildcard("*", "anything"));
         assert!(wildcard("a*b*c", "aXbYc"));
         assert!(!wildcard("a*b*c", "aXc"));
+        assert!(wildcard("??", "07"));
+        assert!(!wildcard("??", "2026"));
+        assert!(wildcard(
+            "rollout-*-a1.jsonl",
+            "rollout-2026-01-02T00-00-01-a1.jsonl"
+        ));
+        assert!(!wildcard(
+            "rollout-*-a1.jsonl",
+            "rollout-2026-01-02T00-00-01-a1.jsonl.zst"
+        ));
+        assert!(wildcard("*.jsonl", ".jsonl"));
+        assert!(wildcard("?-*", "é-x"), "one character, not one byte");
+        assert!(!wildcard("?", "ab"));
     }
 
     #[test]

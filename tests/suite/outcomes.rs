@@ -109,6 +109,33 @@ fn codex_subagent_thread_is_nested_under_its_spawn_call() -> anyhow::Result<()> 
     Ok(())
 }
 
+/// A subagent started past midnight writes its rollout in the next day's folder, and at the
+/// turn of a month or a year in another month's or year's: it is found there all the same.
+#[test]
+fn codex_subagent_rollout_in_a_later_days_folder_is_nested() -> anyhow::Result<()> {
+    let case = fixtures().join("codex/subagent");
+    let child = "rollout-2026-06-10T14-00-02-0199dddd-5555-7666-8777-88889999aaaa.jsonl";
+    for later in ["2026/06/11", "2026/07/01", "2027/01/01"] {
+        let home = tempfile::tempdir()?;
+        let day = home.path().join("sessions/2026/06/10");
+        std::fs::create_dir_all(&day)?;
+        let main =
+            day.join("rollout-2026-06-10T14-00-00-0199dddd-4444-7555-8666-777788889999.jsonl");
+        std::fs::copy(case.join("session.jsonl"), &main)?;
+        let next = home.path().join("sessions").join(later);
+        std::fs::create_dir_all(&next)?;
+        std::fs::copy(case.join(child), next.join(child))?;
+        let report = report(&main)?;
+        let nested = report.turns[0].steps.iter().any(|s| {
+            matches!(s, StepView::ToolCall(c) if c.call_id == "call_spawn"
+                && c.subagent.as_ref().is_some_and(|sub| !sub.turns.is_empty()))
+        });
+        assert!(nested, "the rollout under {later} is not nested");
+        assert_eq!((report.summary.tool_calls, report.summary.error), (4, 1));
+    }
+    Ok(())
+}
+
 #[test]
 fn codex_legacy_rollout_reads_exit_codes_inside_json_output() -> anyhow::Result<()> {
     let s = statuses(&fixtures().join("codex/legacy-rollout/session.jsonl"))?;
