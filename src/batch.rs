@@ -6,7 +6,7 @@ use anyhow::Context as _;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{IsTerminal as _, Write as _};
 use std::path::Path;
 use std::time::UNIX_EPOCH;
@@ -14,7 +14,7 @@ use std::time::UNIX_EPOCH;
 use crate::adapters::AdapterSet;
 use crate::catalog::{self, Entry, Filter, Found};
 use crate::cli::{Format, RenderArgs};
-use crate::render::{self, IndexRow};
+use crate::render::{self, IndexRow, ParentLink};
 use crate::report::select::{self, TurnSelection};
 use crate::{Exit, report_with};
 
@@ -339,6 +339,14 @@ pub fn render_all(
 
 /// The index rows: written notebooks that pass the filter, and every failure; newest first.
 fn index_rows(sessions: &BTreeMap<String, ManifestEntry>, filter: &Filter) -> Vec<IndexRow> {
+    // Each session's notebook, for the link from a subagent's row to its parent's.
+    let notebooks: HashMap<(&str, &str), &str> = sessions
+        .values()
+        .filter_map(|e| {
+            let r = e.row.as_ref().filter(|r| filter.admits(r))?;
+            Some(((r.harness.as_str(), r.id.as_str()), e.file.as_deref()?))
+        })
+        .collect();
     let mut rows: Vec<IndexRow> = sessions
         .values()
         .filter_map(|e| match (&e.row, &e.error) {
@@ -353,6 +361,7 @@ fn index_rows(sessions: &BTreeMap<String, ManifestEntry>, filter: &Filter) -> Ve
                 errors: 0,
                 title: None,
                 error: Some(err.clone()),
+                parent: None,
             }),
             (Some(r), None) if filter.admits(r) && e.file.is_some() => Some(IndexRow {
                 harness: r.harness.clone(),
@@ -365,6 +374,13 @@ fn index_rows(sessions: &BTreeMap<String, ManifestEntry>, filter: &Filter) -> Ve
                 errors: r.errors,
                 title: r.title.clone(),
                 error: None,
+                parent: r.parent.as_ref().and_then(|id| {
+                    let href = notebooks.get(&(r.harness.as_str(), id.as_str()))?;
+                    Some(ParentLink {
+                        id: id.clone(),
+                        href: (*href).to_owned(),
+                    })
+                }),
             }),
             _ => None,
         })

@@ -128,6 +128,9 @@ pub struct Entry {
     pub harness: String,
     /// The harness's session id, or the file name when the log keeps none.
     pub id: String,
+    /// The id of the session this one is a subagent of, when its log names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
     /// The project, privacy-filtered (the working directory's last segment).
     pub project: Option<String>,
     /// First timestamp in the log.
@@ -155,6 +158,7 @@ impl Entry {
         Entry {
             harness: found.harness.clone(),
             id: s.id.clone().unwrap_or_else(|| stem(&found.path).to_owned()),
+            parent: s.parent.clone(),
             project: s.project.clone(),
             started_at: s.started_at.clone(),
             turns: report.summary.turns,
@@ -293,6 +297,15 @@ pub fn error_text(err: &anyhow::Error, path: &Path) -> String {
         text.replace(full.as_ref(), &display_name(path))
     };
     crate::privacy::paths::scrub_home(&text)
+}
+
+/// Whether a row is a subagent session whose parent is among `rows` (same harness): the
+/// parent's notebook holds it nested.
+pub fn nested_in(row: &Entry, rows: &[Entry]) -> bool {
+    row.parent.as_ref().is_some_and(|parent| {
+        rows.iter()
+            .any(|r| r.harness == row.harness && r.id == *parent)
+    })
 }
 
 /// The sessions whose id starts with `prefix`; an exact id match wins over prefixes.

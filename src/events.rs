@@ -245,6 +245,8 @@ pub struct Session {
 pub struct SessionFacts {
     /// The harness's own session id.
     pub id: Option<String>,
+    /// The id of the session this one is a subagent of, when its log names it.
+    pub parent: Option<String>,
     /// Working directory of the session (the first one seen).
     pub cwd: Option<String>,
     /// Every working directory the log names, in first-seen order.

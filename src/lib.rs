@@ -469,6 +469,18 @@ fn list_command(args: &cli::ListArgs) -> anyhow::Result<Exit> {
         text = serde_json::to_string_pretty(&rows).context("writing the list")?;
         text.push('\n');
     } else {
+        // A subagent's own session is read nested in its parent's: the table leaves it out
+        // when it lists the parent (the JSON keeps every row, each with its `parent`).
+        let nested = rows.iter().filter(|e| catalog::nested_in(e, &rows)).count();
+        if nested > 0 {
+            writeln!(
+                stderr,
+                "note: {nested} subagent session(s) not shown: each is nested in its parent's notebook (`--json` lists them with their parent)"
+            )
+            .ok();
+            let all = rows.clone();
+            rows.retain(|e| !catalog::nested_in(e, &all));
+        }
         use std::fmt::Write as _;
         let _ = writeln!(
             text,

@@ -1360,6 +1360,18 @@ pub struct IndexRow {
     pub title: Option<String>,
     /// Why it could not be rendered.
     pub error: Option<String>,
+    /// The session this one is a subagent of, when the index lists it: its notebook holds this
+    /// one nested.
+    pub parent: Option<ParentLink>,
+}
+
+/// A link from a subagent's row to its parent session's notebook.
+#[derive(Debug, Clone)]
+pub struct ParentLink {
+    /// The parent's session id.
+    pub id: String,
+    /// The parent's notebook, in the same folder.
+    pub href: String,
 }
 
 #[derive(Template)]

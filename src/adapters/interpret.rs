@@ -117,6 +117,7 @@ pub(crate) struct Draft<'s> {
 /// The session facts one record holds.
 struct FactDraft {
     id: Option<String>,
+    parent: Option<String>,
     branch: Option<String>,
     version: Option<String>,
     model: Option<String>,
@@ -189,6 +190,7 @@ impl FactDraft {
     fn is_empty(&self) -> bool {
         let Self {
             id,
+            parent,
             branch,
             version,
             model,
@@ -197,6 +199,7 @@ impl FactDraft {
             usage,
         } = self;
         id.is_none()
+            && parent.is_none()
             && branch.is_none()
             && version.is_none()
             && model.is_none()
@@ -225,6 +228,7 @@ impl FactDraft {
         });
         Self {
             id: text(&s.id),
+            parent: text(&s.parent),
             branch: text(&s.branch),
             version: text(&s.version),
             model: text(&s.model),
@@ -363,6 +367,11 @@ impl<'a> Interpreter<'a> {
 
     fn facts(&mut self, seen: FactDraft) {
         let facts = &mut self.raw.facts;
+        // The parent is the one the record naming the session's id gives (a forked log copies
+        // its parent's first record, and that one's parent, later).
+        if facts.id.is_none() && seen.id.is_some() {
+            facts.parent = seen.parent;
+        }
         for (slot, value) in [
             (&mut facts.id, seen.id),
             (&mut facts.branch, seen.branch),

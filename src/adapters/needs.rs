@@ -73,9 +73,17 @@ impl Needs {
             needs.pointer(&root, &g.parent, true);
         }
         let s = &spec.session;
-        for v in [&s.id, &s.cwd, &s.branch, &s.version, &s.model, &s.timestamp]
-            .into_iter()
-            .flatten()
+        for v in [
+            &s.id,
+            &s.parent,
+            &s.cwd,
+            &s.branch,
+            &s.version,
+            &s.model,
+            &s.timestamp,
+        ]
+        .into_iter()
+        .flatten()
         {
             needs.value(&root, v);
         }

@@ -205,6 +205,9 @@ pub enum InputFormat {
 pub struct SessionSpec {
     /// Session id.
     pub id: Option<ValueSpec>,
+    /// The id of the session this one is a subagent of, read from the record the id comes
+    /// from: a subagent's own log that its parent's reads nested.
+    pub parent: Option<ValueSpec>,
     /// Working directory.
     pub cwd: Option<ValueSpec>,
     /// Git branch.
@@ -544,6 +547,7 @@ struct RawAdapter {
 #[serde(deny_unknown_fields)]
 struct RawSession {
     id: Option<RawValue>,
+    parent: Option<RawValue>,
     cwd: Option<RawValue>,
     branch: Option<RawValue>,
     version: Option<RawValue>,
@@ -1145,6 +1149,7 @@ impl Validator<'_> {
     ) -> Result<SessionSpec, AdapterError> {
         Ok(SessionSpec {
             id: self.opt_value("session.id", raw.id, Target::Free, targets)?,
+            parent: self.opt_value("session.parent", raw.parent, Target::Free, targets)?,
             cwd: self.opt_value("session.cwd", raw.cwd, Target::Free, targets)?,
             branch: self.opt_value("session.branch", raw.branch, Target::Free, targets)?,
             version: self.opt_value("session.version", raw.version, Target::Free, targets)?,

@@ -157,9 +157,15 @@ fn redact_session(session: &mut Session, policy: &Policy) {
     let f = &mut session.facts;
     // The working directory itself is shown as its last segment: the project's name.
     let project = f.cwd.as_deref().map(paths::project_name);
-    for s in [&mut f.id, &mut f.branch, &mut f.model, &mut f.version]
-        .into_iter()
-        .flatten()
+    for s in [
+        &mut f.id,
+        &mut f.parent,
+        &mut f.branch,
+        &mut f.model,
+        &mut f.version,
+    ]
+    .into_iter()
+    .flatten()
     {
         policy.in_place(s);
     }

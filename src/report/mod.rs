@@ -55,6 +55,7 @@ pub fn build(
             harness_label: run.harness_label.clone(),
             source: session.source.clone(),
             id: f.id.clone(),
+            parent: f.parent.clone(),
             project: f.cwd.clone(),
             branch: f.branch.clone(),
             model: f.model.clone(),

@@ -75,6 +75,11 @@ pub struct SessionInfo {
     pub source: String,
     /// The harness's session id.
     pub id: Option<String>,
+    /// The id of the session this one is a subagent of, when its log names it (its parent's
+    /// notebook holds it nested). Left out of the JSON otherwise: a field added within schema
+    /// version 1, so every other report reads as it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
     /// The project: last segment of the working directory.
     pub project: Option<String>,
     /// Git branch.

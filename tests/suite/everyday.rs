@@ -198,6 +198,74 @@ fn claude_config_dir_replaces_the_default_location() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A Codex home whose session spawned a subagent thread: the thread's own rollout sits beside
+/// the parent's.
+fn codex_home_with_a_subagent() -> anyhow::Result<tempfile::TempDir> {
+    let home = tempfile::tempdir()?;
+    let day = home.path().join(".codex/sessions/2026/06/10");
+    fs::create_dir_all(&day)?;
+    let case = fixtures().join("codex/subagent");
+    fs::copy(
+        case.join("session.jsonl"),
+        day.join("rollout-2026-06-10T14-00-00-0199dddd-4444-7555-8666-777788889999.jsonl"),
+    )?;
+    let child = "rollout-2026-06-10T14-00-02-0199dddd-5555-7666-8777-88889999aaaa.jsonl";
+    fs::copy(case.join(child), day.join(child))?;
+    Ok(home)
+}
+
+#[test]
+fn list_leaves_out_a_subagent_session_its_parent_holds() -> anyhow::Result<()> {
+    let home = codex_home_with_a_subagent()?;
+    let (parent, child) = (
+        "0199dddd-4444-7555-8666-777788889999",
+        "0199dddd-5555-7666-8777-88889999aaaa",
+    );
+    // The JSON keeps every row, the subagent's with its parent.
+    let rows = list_json(home.path(), &[])?;
+    let of = |id: &str| rows.iter().find(|r| r["id"] == id).cloned();
+    assert_eq!(
+        of(child).map(|r| r["parent"].clone()),
+        Some(Json::from(parent))
+    );
+    assert_eq!(of(parent).map(|r| r.get("parent").is_none()), Some(true));
+    // The table shows the parent only, and says why the other is not there.
+    let out = tracebook()
+        .env("HOME", home.path())
+        .env_remove("CODEX_HOME")
+        .arg("list")
+        .output()?;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains(parent), "{stdout}");
+    assert!(!stdout.contains(child), "{stdout}");
+    assert!(
+        stderr.contains("1 subagent session(s) not shown"),
+        "{stderr}"
+    );
+    // The index of `render --all` links the subagent's row to its parent's notebook, and the
+    // subagent's own notebook names its parent.
+    let out_dir = tempfile::tempdir()?;
+    render_all(home.path(), out_dir.path(), &["--quiet"]).success();
+    let index = fs::read_to_string(out_dir.path().join("index.html"))?;
+    assert!(
+        index.contains(&format!(
+            "subagent of <a href=\"codex-rollout-2026-06-10T14-00-00-{parent}.html\">{parent}</a>"
+        )),
+        "{index}"
+    );
+    let own = fs::read_to_string(
+        out_dir
+            .path()
+            .join(format!("codex-rollout-2026-06-10T14-00-02-{child}.html")),
+    )?;
+    assert!(own.contains(&format!("<dt>Subagent of</dt><dd><code>{parent}</code>")));
+    Ok(())
+}
+
 #[test]
 fn render_session_by_unique_prefix_and_refuses_an_ambiguous_one() -> anyhow::Result<()> {
     let home = fake_home()?;
