@@ -362,6 +362,33 @@ fn read_session(
             session.subagents.extend(sub.subagents);
         }
     }
+    // A subagent a call names whose transcript is in none of the places read: said, so the
+    // call's result alone does not read as the whole of its work.
+    let mut missing: Vec<&str> = Vec::new();
+    for agent in &agents {
+        if !missing.contains(&agent.as_str())
+            && !session.subagents.iter().any(|s| s.agent_id == *agent)
+        {
+            missing.push(agent);
+        }
+    }
+    for agent in missing {
+        let shown = if agent.len() <= 64
+            && agent
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+        {
+            format!("subagent {agent}")
+        } else {
+            "a subagent".to_owned()
+        };
+        warnings.push(Warning::whole(
+            &source,
+            format!(
+                "{shown}: its own transcript is not in the files read with this session; the call that started it shows its result only"
+            ),
+        ));
+    }
     warnings.extend(normalizer.finish(&source));
     skipped.sort();
     let mut merged: Vec<(String, usize)> = Vec::new();

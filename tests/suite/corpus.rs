@@ -164,9 +164,45 @@ fn every_claude_code_session_renders_with_correct_statuses() -> anyhow::Result<(
                 "{name}: a home path reached the {what}"
             );
         }
-        assert!(report.warnings.is_empty(), "{name}: {:?}", report.warnings);
+        let other = warnings_besides_missing_subagents(&report);
+        assert!(other.is_empty(), "{name}: {other:?}");
     }
     Ok(())
+}
+
+/// The report's warnings other than a subagent's transcript missing (the corpus keeps some
+/// sessions without their subagents' files), each of those checked to name a subagent the
+/// report indeed holds no transcript of.
+fn warnings_besides_missing_subagents(report: &Report) -> Vec<String> {
+    fn linked(turns: &[TurnView], out: &mut HashSet<String>) {
+        for step in turns.iter().flat_map(|t| &t.steps) {
+            if let StepView::ToolCall(c) = step
+                && let Some(sub) = &c.subagent
+            {
+                out.insert(sub.agent_id.clone());
+                linked(&sub.turns, out);
+            }
+        }
+    }
+    let mut ids = HashSet::new();
+    linked(&report.turns, &mut ids);
+    report
+        .warnings
+        .iter()
+        .filter_map(|w| {
+            let missing = w
+                .message
+                .strip_prefix("subagent ")
+                .and_then(|m| m.split_once(": its own transcript is not in the files read"));
+            match missing {
+                Some((id, _)) => {
+                    assert!(!ids.contains(id), "{id} is nested yet said to be missing");
+                    None
+                }
+                None => Some(w.message.clone()),
+            }
+        })
+        .collect()
 }
 
 /// Every file of one corpus folder, sorted.
@@ -510,7 +546,8 @@ fn every_opencode_input_renders_with_correct_statuses() -> anyhow::Result<()> {
                 "{name}: a home path reached the {what}"
             );
         }
-        assert!(report.warnings.is_empty(), "{name}: {:?}", report.warnings);
+        let other = warnings_besides_missing_subagents(&report);
+        assert!(other.is_empty(), "{name}: {other:?}");
     }
     Ok(())
 }

@@ -132,7 +132,22 @@ fn codex_subagent_rollout_in_a_later_days_folder_is_nested() -> anyhow::Result<(
         });
         assert!(nested, "the rollout under {later} is not nested");
         assert_eq!((report.summary.tool_calls, report.summary.error), (4, 1));
+        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
     }
+    // Nowhere to be found: the spawn call keeps its result, and the report says what is missing.
+    let home = tempfile::tempdir()?;
+    let main = home.path().join("rollout-2026-06-10T14-00-00-alone.jsonl");
+    std::fs::copy(case.join("session.jsonl"), &main)?;
+    let report = report(&main)?;
+    assert_eq!(report.summary.tool_calls, 2);
+    let said: Vec<&str> = report.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert_eq!(
+        said,
+        [
+            "subagent 0199dddd-5555-7666-8777-88889999aaaa: its own transcript is not in the files \
+          read with this session; the call that started it shows its result only"
+        ]
+    );
     Ok(())
 }
 
