@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Whole-process benchmark of `tracebook render`: throughput, peak memory, notebook size and
-the time headless Chromium takes to open the notebook.
+the time headless Chromium takes to open the notebook (the whole `--dump-dom` run against an
+empty page's, and from a trace, the page's first contentful paint and load event).
 
 usage: scripts/bench.py [--harness claude-code,codex,gemini-cli,opencode] [--sizes 1,10,100]
                         [--runs 3] [--out DIR] [--no-browser] [--stages]
@@ -18,6 +19,7 @@ binary print).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -74,6 +76,42 @@ def open_time(browser: str, page: Path, runs: int) -> float:
             subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
             walls.append(time.perf_counter() - start)
     return statistics.median(walls[1:])
+
+
+def paint_times(browser: str, page: Path, runs: int) -> tuple[float, float] | None:
+    """Median milliseconds from the page's first bytes to its first contentful paint and to
+    its load event, from a Chromium trace (what a reader waits for, without browser start-up);
+    None when the trace holds neither."""
+    paints, loads = [], []
+    for _ in range(runs + 1):
+        with tempfile.TemporaryDirectory() as profile:
+            trace = Path(profile) / "trace.json"
+            cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                   f"--user-data-dir={profile}", "--trace-startup=loading,devtools.timeline,rail",
+                   "--trace-startup-format=json", f"--trace-startup-file={trace}",
+                   "--trace-startup-duration=5", "--dump-dom", page.as_uri()]
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            try:
+                data = json.loads(trace.read_text())
+            except (OSError, ValueError):
+                continue
+        events = data["traceEvents"] if isinstance(data, dict) else data
+        starts = [e["ts"] for e in events if e.get("name") == "NavigationBodyLoader::StartLoadingBody"
+                  and e.get("args", {}).get("url") == page.as_uri()]
+        if not starts:
+            continue
+        t0 = min(starts)
+        first = {}
+        for e in events:
+            name = e.get("name")
+            if name in ("firstContentfulPaint", "MarkLoad") and e["ts"] >= t0 and name not in first:
+                first[name] = (e["ts"] - t0) / 1000
+        if len(first) == 2:
+            paints.append(first["firstContentfulPaint"])
+            loads.append(first["MarkLoad"])
+    if len(paints) < 2:
+        return None
+    return statistics.median(paints[1:]), statistics.median(loads[1:])
 
 
 def stage_times(cmd: list[str]) -> dict[str, str]:
@@ -177,6 +215,8 @@ def main() -> None:
         if browser and empty is not None:
             t = open_time(browser, page, args.runs)
             row["open s (over empty)"] = f"{t:.2f} (+{t - empty:.2f})"
+            paint = paint_times(browser, page, args.runs)
+            row["first paint / load ms"] = f"{paint[0]:.0f} / {paint[1]:.0f}" if paint else "-"
         rows.append(row)
         if args.stages:
             stages.append({"harness": harness, "input": row["input"], **stage_times(cmd)})
