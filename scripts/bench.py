@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -115,7 +116,8 @@ def paint_times(browser: str, page: Path, runs: int) -> tuple[float, float] | No
 
 
 def stage_times(cmd: list[str]) -> dict[str, str]:
-    """Each stage's wall seconds in one run, from the `timing: STAGE SECONDS s` lines."""
+    """Each stage's wall seconds in one run, from the `timing: STAGE SECONDS s` lines, and the
+    peak resident memory after it (MiB), from the `memory: STAGE … MiB peak` lines."""
     env = dict(os.environ, TRACEBOOK_TIMINGS="1")
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     times = {}
@@ -123,6 +125,8 @@ def stage_times(cmd: list[str]) -> dict[str, str]:
         if line.startswith("timing: ") and line.endswith(" s"):
             stage, _, secs = line[len("timing: "):-2].rpartition(" ")
             times[stage] = secs
+        elif m := re.fullmatch(r"memory: (.+) [0-9.]+ MiB resident, ([0-9.]+) MiB peak", line):
+            times[f"{m.group(1)} peak MiB"] = m.group(2)
     return times
 
 
@@ -224,7 +228,7 @@ def main() -> None:
 
     table(rows)
     if stages:
-        print("\nstage wall seconds, one run:\n")
+        print("\neach stage's wall seconds, and the peak resident memory (MiB) once it is done, one run:\n")
         table(stages)
     if empty is not None:
         print(f"\nempty page opens in {empty:.2f} s")

@@ -329,7 +329,8 @@ pub(crate) fn write_output(out: &Path, pieces: &[&str]) -> anyhow::Result<()> {
 }
 
 /// Runs one stage of a render and gives back the memory it let go ([`memory::release`]),
-/// printing its wall time to standard error when `TRACEBOOK_TIMINGS` is set
+/// printing its wall time, and where the system reports them the process's resident memory
+/// after it and the peak so far, to standard error when `TRACEBOOK_TIMINGS` is set
 /// (`scripts/bench.py --stages` reads these lines).
 fn stage<T>(name: &str, f: impl FnOnce() -> T) -> T {
     let start = std::time::Instant::now();
@@ -337,6 +338,13 @@ fn stage<T>(name: &str, f: impl FnOnce() -> T) -> T {
     memory::release();
     if std::env::var_os("TRACEBOOK_TIMINGS").is_some() {
         eprintln!("timing: {name} {:.3} s", start.elapsed().as_secs_f64());
+        if let Some((now, peak)) = memory::resident() {
+            eprintln!(
+                "memory: {name} {:.1} MiB resident, {:.1} MiB peak",
+                now as f64 / 1048576.0,
+                peak as f64 / 1048576.0
+            );
+        }
     }
     out
 }

@@ -18,6 +18,23 @@ pub fn release() {
     collect();
 }
 
+/// The process's resident memory now and its peak so far, in bytes, where the system reports
+/// them (Linux's `/proc/self/status`).
+pub fn resident() -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| -> Option<u64> {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        let kib: u64 = line[name.len()..]
+            .trim()
+            .strip_suffix("kB")?
+            .trim()
+            .parse()
+            .ok()?;
+        Some(kib * 1024)
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
 /// mimalloc's collection of the calling thread's heap. The binary's global allocator is
 /// mimalloc; where it is not (the test harness), the call finds an empty heap.
 fn collect() {
