@@ -12,8 +12,8 @@ recordings and OpenCode storage trees by scripts/gen-session.py. They are kept i
 reused by later runs. Each figure is the median of --runs runs after one warm-up; peak memory
 is the child's maximum resident set size. Only the Python standard library is used. Figures
 are printed as a Markdown table, one row per harness and size; --stages adds a second table
-with each stage's wall time in one more run (the lines `TRACEBOOK_TIMINGS=1` makes the
-binary print).
+with each stage's wall time and the peak resident memory once it is done, in one more run
+(the lines `TRACEBOOK_TIMINGS=1` makes the binary print).
 """
 
 from __future__ import annotations
@@ -170,7 +170,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", type=Path, default=ROOT / "target" / "bench")
     ap.add_argument("--no-browser", action="store_true")
-    ap.add_argument("--stages", action="store_true", help="also print each stage's wall time")
+    ap.add_argument("--stages", action="store_true",
+                    help="also print each stage's wall time and peak memory")
     ap.add_argument("--cores", type=int,
                     help="run tracebook on this many cores only (taskset); default: all of them")
     args = ap.parse_args()
