@@ -478,8 +478,9 @@ fn accept(spec: &RuleSpec, secret: &str, after: Option<char>) -> bool {
     spec.min_entropy.is_none_or(|min| entropy(secret) >= min)
 }
 
-/// Values that are never secrets: placeholders already redacted, variables, references to
-/// code, numbers and literals, scheme words, and filler such as `sk-XXXX…XXXX`.
+/// Values that are never secrets: placeholders already redacted (ours, or a word such as
+/// `REDACTED_TOKEN` that a tool or a person put there), variables, references to code, numbers
+/// and literals, scheme words, and filler such as `sk-XXXX…XXXX`.
 fn plausible(value: &str, after: Option<char>) -> bool {
     let v = value.trim();
     if v.is_empty() || matches!(after, Some('(' | '[')) || filler(v) {
@@ -499,6 +500,7 @@ fn plausible(value: &str, after: Option<char>) -> bool {
     .any(|p| lower.starts_with(p));
     !(reference
         || v.contains(['«', '»'])
+        || placeholder(&lower)
         || v.starts_with('$')
         || v.starts_with("{{")
         || v.starts_with('<') && v.ends_with('>')
@@ -533,6 +535,15 @@ fn plausible(value: &str, after: Option<char>) -> bool {
                 | "object"
                 | "unknown"
         ))
+}
+
+/// A placeholder someone already put in place of a secret: the word `redacted` on its own
+/// among letters and punctuation (`REDACTED`, `REDACTED_API_KEY`, `[redacted]`), no digits.
+fn placeholder(lower: &str) -> bool {
+    !lower.contains(|c: char| c.is_ascii_digit())
+        && lower
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .any(|word| word == "redacted")
 }
 
 /// Code reading a field (`context.credentials`, `config.api.token`): dotted names of letters

@@ -169,6 +169,24 @@ mod tests {
         }
     }
 
+    /// A value a tool or a person already replaced is left as it reads: redacting it again
+    /// would hide nothing and only blur what the session shows.
+    #[test]
+    fn a_placeholder_already_redacted_is_kept() {
+        for text in [
+            "const token = 'REDACTED_API_KEY'",
+            "curl -H 'Authorization: Bearer REDACTED_TOKEN' https://api",
+            "password=[redacted]",
+        ] {
+            assert_eq!(redact(text), text);
+        }
+        assert_eq!(
+            redact("const token = 'ghp_redactedbutrealabc123'"),
+            "const token = '«redacted:secret-assignment»'",
+            "a secret that merely holds the word is still one"
+        );
+    }
+
     #[test]
     fn keeps_the_key_and_replaces_the_value() {
         assert_eq!(
