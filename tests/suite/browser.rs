@@ -740,7 +740,7 @@ fn stored_turns_open_for_scrolling_links_search_and_filters() -> anyhow::Result<
     Ok(())
 }
 
-/// A long session whose turns are stored: the turn list writes its first 200 entries as HTML
+/// A long session whose turns are stored: the turn list writes its first 50 entries as HTML
 /// and stores the rest with the turns; scrolling the list to its end lists every turn, and
 /// with JavaScript off the list says where the rest is.
 #[test]
@@ -764,13 +764,13 @@ fn a_long_turn_list_lists_the_rest_when_scrolled_to_its_end() -> anyhow::Result<
     };
     let stored = render::notebook(report.clone(), View::Full, budget)?.html();
     let inline = render::notebook(report, View::Full, Storage::Inline)?.html();
-    assert!(stored.contains("\">200. ") && !stored.contains("\">201. "));
+    assert!(stored.contains("\">50. ") && !stored.contains("\">51. "));
     assert!(inline.contains("\">230. ") && !inline.contains("class=\"toc-stored\""));
 
     let Some(page) = open(&stored, "", 1280, 900, true)? else {
         return Ok(());
     };
-    assert_eq!(page.eval(entries)?, 200);
+    assert_eq!(page.eval(entries)?, 50);
     page.eval("document.querySelector('ol.toc-stored').scrollIntoView()")?;
     wait_until(
         &page,
@@ -783,6 +783,6 @@ fn a_long_turn_list_lists_the_rest_when_scrolled_to_its_end() -> anyhow::Result<
         return Ok(());
     };
     let note = page.eval_str("document.querySelector('ol.toc-stored').textContent")?;
-    assert!(note.contains("Turns 201–230"), "{note}");
+    assert!(note.contains("Turns 51–230"), "{note}");
     Ok(())
 }
