@@ -479,15 +479,16 @@ fn list_command(args: &cli::ListArgs) -> anyhow::Result<Exit> {
     } else {
         // A subagent's own session is read nested in its parent's: the table leaves it out
         // when it lists the parent (the JSON keeps every row, each with its `parent`).
-        let nested = rows.iter().filter(|e| catalog::nested_in(e, &rows)).count();
-        if nested > 0 {
+        let nested: Vec<bool> = rows.iter().map(|e| catalog::nested_in(e, &rows)).collect();
+        let hidden = nested.iter().filter(|n| **n).count();
+        if hidden > 0 {
             writeln!(
                 stderr,
-                "note: {nested} subagent session(s) not shown: each is nested in its parent's notebook (`--json` lists them with their parent)"
+                "note: {hidden} subagent session(s) not shown: each is nested in its parent's notebook (`--json` lists them with their parent)"
             )
             .ok();
-            let all = rows.clone();
-            rows.retain(|e| !catalog::nested_in(e, &all));
+            let mut shown = nested.iter().map(|n| !n);
+            rows.retain(|_| shown.next().unwrap_or(true));
         }
         use std::fmt::Write as _;
         let _ = writeln!(
