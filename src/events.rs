@@ -313,6 +313,22 @@ pub enum EventKind {
     },
     /// A tool call, with its result and normalized status.
     ToolCall(Box<ToolCall>),
+    /// A message the human typed while the agent worked: joins the running turn, in order;
+    /// never starts one.
+    UserMessage {
+        /// The message text.
+        text: String,
+    },
+    /// A message to the agent from something other than the human (a background task's
+    /// notification, another agent, a channel): shown in order inside the running turn; never
+    /// starts one and is never prompt text.
+    Notice {
+        /// The notice text.
+        text: String,
+    },
+    /// A new run starts a turn that has no human prompt in the log (a headless stream holds
+    /// no prompts; each run opens a turn).
+    TurnStart,
     /// The user interrupted the agent.
     Interrupt,
     /// The conversation was compacted; the summary when retained.

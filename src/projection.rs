@@ -3,6 +3,9 @@
 //!
 //! Invariants:
 //! - a turn starts at a human prompt; events before the first prompt form a turn without one;
+//!   a new run of a log that holds no prompts (a turn start) opens a turn without one, which a
+//!   prompt written right after it fills; a message typed mid-turn or a notice from something
+//!   other than the human joins the running turn, in order;
 //! - inside a turn, events keep their source order;
 //! - an assistant message is the terminal response only when it is the turn's final retained
 //!   event; otherwise the turn is `incomplete` and the message stays an intermediate response;
@@ -74,6 +77,10 @@ pub enum Step {
     Thinking(Stamped<Option<String>>),
     /// A tool call, with the subagent it started when the log links one.
     Tool(Box<ToolStep>),
+    /// A message the human typed while the agent worked.
+    UserMessage(Stamped<String>),
+    /// A message from something other than the human (a task's notification, another agent).
+    Notice(Stamped<String>),
     /// The user interrupted.
     Interrupt(Option<String>),
     /// The conversation was compacted.
@@ -262,29 +269,45 @@ impl Linked {
 }
 
 fn turns(events: Vec<Event>, linked: &mut Linked) -> Vec<Turn> {
-    let mut groups: Vec<(Option<Stamped<String>>, Vec<Event>)> = Vec::new();
+    // (prompt, events, opened by a turn start)
+    let mut groups: Vec<(Option<Stamped<String>>, Vec<Event>, bool)> = Vec::new();
     for event in events {
         match event {
             Event {
                 kind: EventKind::Prompt { text },
                 timestamp,
-            } => groups.push((
-                Some(Stamped {
+            } => {
+                let prompt = Some(Stamped {
                     value: text,
                     timestamp,
-                }),
-                Vec::new(),
-            )),
+                });
+                // A run's start, then its prompt: one turn.
+                match groups.last_mut() {
+                    Some((slot @ None, events, true)) if events.is_empty() => *slot = prompt,
+                    _ => groups.push((prompt, Vec::new(), false)),
+                }
+            }
+            Event {
+                kind: EventKind::TurnStart,
+                ..
+            } => match groups.last() {
+                Some((None, events, _)) if events.is_empty() => {
+                    if let Some(last) = groups.last_mut() {
+                        last.2 = true;
+                    }
+                }
+                _ => groups.push((None, Vec::new(), true)),
+            },
             event => match groups.last_mut() {
-                Some((_, events)) => events.push(event),
-                None => groups.push((None, vec![event])),
+                Some((_, events, _)) => events.push(event),
+                None => groups.push((None, vec![event], false)),
             },
         }
     }
     groups
         .into_iter()
         .enumerate()
-        .map(|(i, (prompt, events))| turn(i + 1, prompt, events, linked))
+        .map(|(i, (prompt, events, _))| turn(i + 1, prompt, events, linked))
         .collect()
 }
 
@@ -314,10 +337,14 @@ fn turn(
         }
     }
     // The terminal response is the final retained event, if it is assistant text; compaction
-    // markers and failures are not process events. A failed run has no terminal response.
-    let last = events
-        .iter()
-        .rposition(|e| !matches!(e.kind, EventKind::Compaction { .. } | EventKind::Failure(_)));
+    // markers, notices and failures are not process events. A failed run has no terminal
+    // response.
+    let last = events.iter().rposition(|e| {
+        !matches!(
+            e.kind,
+            EventKind::Compaction { .. } | EventKind::Failure(_) | EventKind::Notice { .. }
+        )
+    });
     let terminal = last
         .filter(|&i| matches!(events[i].kind, EventKind::Assistant { .. }))
         .filter(|_| turn_failure.is_none());
@@ -326,7 +353,15 @@ fn turn(
     for (i, event) in events.into_iter().enumerate() {
         let ts = event.timestamp;
         let step = match event.kind {
-            EventKind::Prompt { .. } | EventKind::Failure(_) => continue,
+            EventKind::Prompt { .. } | EventKind::Failure(_) | EventKind::TurnStart => continue,
+            EventKind::UserMessage { text } => Step::UserMessage(Stamped {
+                value: text,
+                timestamp: ts,
+            }),
+            EventKind::Notice { text } => Step::Notice(Stamped {
+                value: text,
+                timestamp: ts,
+            }),
             EventKind::Assistant { text } if Some(i) == terminal => {
                 response = Some(Stamped {
                     value: text,
@@ -400,7 +435,7 @@ impl Turn {
                 Step::Assistant(_) => c.intermediate_responses += 1,
                 Step::Tool(_) => c.tool_calls += 1,
                 Step::Thinking(_) | Step::Interrupt(_) => {}
-                Step::Compaction(_) => continue,
+                Step::Compaction(_) | Step::Notice(_) | Step::UserMessage(_) => continue,
             }
             c.process_events += 1;
         }

@@ -1451,6 +1451,8 @@ fn facets(
             }
             StepView::Assistant(_) => "message",
             StepView::Thinking { .. } => "thinking",
+            StepView::UserMessage(_) => "user_message",
+            StepView::Notice(_) => "notice",
             StepView::Interrupt { .. } => "interrupt",
             StepView::Compaction { .. } => "compaction",
         };

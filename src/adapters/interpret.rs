@@ -31,6 +31,9 @@ pub(crate) struct RawEvent {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum RawBody {
     Prompt(String),
+    UserMessage(String),
+    Notice(String),
+    TurnStart,
     Assistant(String),
     Thinking(Option<String>),
     Interrupt,
@@ -163,7 +166,11 @@ impl<'s> Draft<'s> {
             .map(|s| eval_str(&s.agent, record, record).unwrap_or_else(|| "inline".to_owned()));
         let mut ops = Ops::default();
         if !rules(spec, &spec.event_map, record, record, &mut ops) {
-            ops.unmatched.push(type_name(spec, record));
+            if is_metadata(spec, record) {
+                ops.skipped.push(METADATA_RECORD);
+            } else {
+                ops.unmatched.push(type_name(spec, record));
+            }
         }
         // A replayed log keeps its drafts to the end: no room for events that never come.
         ops.events.shrink_to_fit();
@@ -404,6 +411,19 @@ impl<'a> Interpreter<'a> {
     }
 }
 
+/// The skip reason of a record no rule matched that carries no conversation.
+pub(crate) const METADATA_RECORD: &str = "metadata record of a type the adapter does not read";
+
+/// Whether a record no rule matched is metadata: the adapter says where conversation can be
+/// (`records.conversation`) and the record holds none of it.
+fn is_metadata(spec: &AdapterSpec, record: &Json) -> bool {
+    let places = &spec.records.conversation;
+    !places.is_empty()
+        && places
+            .iter()
+            .all(|p| resolve(p, record, record).is_none_or(Json::is_null))
+}
+
 /// The type name of an item no rule matched.
 fn type_name(spec: &AdapterSpec, item: &Json) -> String {
     spec.records
@@ -470,6 +490,9 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
     let mut continues = false;
     let body = match emit {
         Emit::Prompt { text } => RawBody::Prompt(s(text)?),
+        Emit::UserMessage { text } => RawBody::UserMessage(s(text)?),
+        Emit::Notice { text } => RawBody::Notice(s(text)?),
+        Emit::TurnStart => RawBody::TurnStart,
         Emit::Assistant { text, key, delta } => {
             let text = s(text)?;
             continues = delta
@@ -486,7 +509,8 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
         Emit::Interrupt => RawBody::Interrupt,
         Emit::Compaction { summary } => RawBody::Compaction(summary.as_ref().and_then(s)),
         Emit::ToolCall(c) => RawBody::ToolCall(RawCall {
-            call_id: s(&c.call_id)?,
+            // A call with no id is kept; normalization gives it one.
+            call_id: s(&c.call_id).unwrap_or_default(),
             name: s(&c.name).unwrap_or_default(),
             kind: word(&c.kind),
             input: c
@@ -498,7 +522,7 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
             paths: c.paths.iter().filter_map(s).collect(),
         }),
         Emit::ToolResult(r) => RawBody::ToolResult(RawResult {
-            call_id: s(&r.call_id)?,
+            call_id: s(&r.call_id).unwrap_or_default(),
             output: r.output.as_ref().and_then(s),
             status: word(&r.status),
             exit_code: word(&r.exit_code),

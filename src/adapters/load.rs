@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::interpret::{Draft, Interpreter, Raw};
+use super::interpret::{Draft, Interpreter, METADATA_RECORD, Raw};
 use super::joined;
 use super::needs::{self, Needs};
 use super::normalize::Normalizer;
@@ -18,7 +18,9 @@ use super::{Adapter, AdapterSet};
 use crate::events::{EventKind, FailureScope, Session, Subagent};
 use crate::warning::Warning;
 
-/// How many records detection reads from the start of a file.
+/// How many records that some adapter's detection recognises are enough to decide a file's
+/// harness. Records no adapter recognises (bookkeeping a harness writes first, however many)
+/// are read past and do not count.
 const DETECT_RECORDS: usize = 50;
 
 /// A failure that leaves nothing to render.
@@ -212,11 +214,7 @@ fn find_tree<'a>(
                 let needs = Needs::with_detection(&a.spec);
                 let keep = |rec| JoinedRecord::of(&a.spec, rec, true);
                 let read = joined::read(&root, l, None, Some(&needs), &keep, &mut warnings).ok()?;
-                let recognised = read
-                    .records
-                    .iter()
-                    .take(DETECT_RECORDS)
-                    .any(|r| r.recognised);
+                let recognised = read.records.iter().any(|r| r.recognised);
                 recognised.then_some((a, l, root, (read, warnings)))
             })
     })
@@ -290,9 +288,30 @@ fn read_session(
             reason,
         });
     }
+    // Records were read, but not one is a record this adapter knows (a forced adapter on
+    // another harness's file): nothing to show, and saying so beats an empty notebook.
+    if raw.events.is_empty()
+        && raw.sidechains.is_empty()
+        && raw.skipped.keys().all(|r| r == METADATA_RECORD)
+        && raw.duplicates == 0
+        && children.is_empty()
+    {
+        let types: Vec<&str> = raw.unmatched.keys().map(String::as_str).take(5).collect();
+        let met = match types.is_empty() {
+            true => String::new(),
+            false => format!(" (types met: {})", types.join(", ")),
+        };
+        return Err(InputError::Nothing {
+            path: main.to_owned(),
+            reason: format!(
+                "none of its {count} record(s) is one the {} adapter reads{met}",
+                spec.name
+            ),
+        });
+    }
     let mut skipped = Vec::new();
     let mut normalizer = Normalizer::new(spec);
-    report_raw(&raw, &source, &mut warnings, &mut skipped);
+    report_raw(spec, &raw, &source, &mut warnings, &mut skipped);
     let mut session = normalizer.session(raw, &source, FailureScope::Session, &mut warnings);
     let mut stack: Vec<joined::Joined<JoinedRecord<'_>>> = children;
     stack.reverse();
@@ -304,7 +323,7 @@ fn read_session(
         let mut interp = Interpreter::new(spec);
         apply_joined(&mut interp, child.records);
         let raw = interp.finish();
-        report_raw(&raw, &name, &mut warnings, &mut skipped);
+        report_raw(spec, &raw, &name, &mut warnings, &mut skipped);
         let mut sub = normalizer.session(raw, &name, FailureScope::Subagent, &mut warnings);
         let nested = std::mem::take(&mut sub.subagents);
         session.subagents.push(Subagent {
@@ -343,7 +362,7 @@ fn read_session(
         if !by_id && raw.facts.id.is_some() && raw.facts.id != session.facts.id {
             continue;
         }
-        report_raw(&raw, &name, &mut warnings, &mut skipped);
+        report_raw(spec, &raw, &name, &mut warnings, &mut skipped);
         let file_agent = agent;
         let mut sub = normalizer.session(raw, &name, FailureScope::Subagent, &mut warnings);
         if !sub.events.is_empty() {
@@ -408,6 +427,7 @@ fn read_session(
 
 /// Turns the interpreter's counts into warnings (unrecognised records) and skip counts.
 fn report_raw(
+    spec: &AdapterSpec,
     raw: &Raw,
     source: &str,
     warnings: &mut Vec<Warning>,
@@ -419,13 +439,39 @@ fn report_raw(
     if raw.duplicates > 0 {
         skipped.push(("repeated record".to_owned(), raw.duplicates));
     }
+    let known = known_types(spec);
     for (name, (n, line)) in &raw.unmatched {
-        warnings.push(Warning::at_line(
-            source,
-            *line,
-            format!("{n} record(s) or block(s) of unrecognised type `{name}` skipped"),
-        ));
+        let message = match known.contains(&name.as_str()) {
+            // The type is one the rules read: it is the record's shape that is new.
+            true => format!(
+                "{n} record(s) of type `{name}` in a shape no rule of the adapter reads (a field \
+                 holds another kind of value, or one the rules need is absent) skipped"
+            ),
+            false => format!("{n} record(s) or block(s) of unrecognised type `{name}` skipped"),
+        };
+        warnings.push(Warning::at_line(source, *line, message));
     }
+}
+
+/// The type names the adapter's top-level rules test for (`eq` or `one_of` at `type_at`).
+fn known_types(spec: &AdapterSpec) -> Vec<&str> {
+    fn walk<'s>(cond: &'s Condition, at: &Pointer, out: &mut Vec<&'s str>) {
+        match cond {
+            Condition::Eq(p, v) if p == at => out.extend(v.as_str()),
+            Condition::OneOf(p, vs) if p == at => out.extend(vs.iter().filter_map(Json::as_str)),
+            Condition::Any(cs) | Condition::All(cs) => cs.iter().for_each(|c| walk(c, at, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(at) = &spec.records.type_at {
+        for rule in &spec.event_map {
+            for cond in &rule.when {
+                walk(cond, at, &mut out);
+            }
+        }
+    }
+    out
 }
 
 /// Opens a file for reading; a name ending in `.zst` is decompressed as a stream.
@@ -879,11 +925,11 @@ fn detect_layout<'a>(
                         joined::read(path, layout, None, None, &|r| r, &mut Vec::new())
                             .map(|j| j.records)
                             .unwrap_or_default();
-                    joined_records.iter().take(DETECT_RECORDS).collect()
+                    recognised(set, joined_records.iter()).collect()
                 }
                 InputFormat::Jsonl => {
                     if head.is_none() {
-                        head = Some(first_records(path)?);
+                        head = Some(first_records(path, set)?);
                     }
                     head.iter().flatten().collect()
                 }
@@ -895,7 +941,7 @@ fn detect_layout<'a>(
                     }
                     let at = layout.records_at.as_deref().unwrap_or("");
                     match whole.as_ref().and_then(|d| d.pointer(at)) {
-                        Some(Json::Array(a)) => a.iter().take(DETECT_RECORDS).collect(),
+                        Some(Json::Array(a)) => recognised(set, a.iter()).collect(),
                         _ => Vec::new(),
                     }
                 }
@@ -970,17 +1016,35 @@ fn detect_holds(cond: &Condition, record: &Json) -> bool {
     super::interpret::condition_holds(cond, record)
 }
 
-fn first_records(path: &Path) -> Result<Vec<Json>, InputError> {
+/// Whether some adapter's detection recognises a record.
+fn recognised_by_any(set: &AdapterSet, record: &Json) -> bool {
+    set.iter()
+        .any(|a| a.spec.detect.iter().any(|c| detect_holds(c, record)))
+}
+
+/// The first [`DETECT_RECORDS`] records some adapter recognises, reading past the others.
+fn recognised<'j>(
+    set: &AdapterSet,
+    records: impl Iterator<Item = &'j Json>,
+) -> impl Iterator<Item = &'j Json> {
+    records
+        .filter(|r| recognised_by_any(set, r))
+        .take(DETECT_RECORDS)
+}
+
+/// The first [`DETECT_RECORDS`] records of a JSONL file that some adapter recognises: leading
+/// records none recognises (a harness's bookkeeping, however long its run) are read past, to
+/// the end of the file if need be.
+fn first_records(path: &Path, set: &AdapterSet) -> Result<Vec<Json>, InputError> {
     let reader = open(path).map_err(|e| InputError::Io {
         path: path.to_owned(),
         source: e,
     })?;
     Ok(reader
         .split(b'\n')
-        .take(DETECT_RECORDS * 4)
         .map_while(Result::ok)
         .filter_map(|l| serde_json::from_slice::<Json>(&l).ok())
-        .filter(Json::is_object)
+        .filter(|r| r.is_object() && recognised_by_any(set, r))
         .take(DETECT_RECORDS)
         .collect())
 }

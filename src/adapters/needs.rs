@@ -68,6 +68,10 @@ impl Needs {
                 needs.pointer(&root, p, true);
             }
         }
+        // Only whether a record holds conversation is read.
+        for p in &r.conversation {
+            needs.pointer(&root, p, false);
+        }
         if let Some(g) = &r.group_by {
             needs.pointer(&root, &g.key, true);
             needs.pointer(&root, &g.parent, true);
@@ -187,7 +191,10 @@ impl Needs {
     fn emit(&mut self, items: &[Path], emit: &Emit) {
         let mut values: Vec<&ValueSpec> = Vec::new();
         match emit {
-            Emit::Prompt { text } => values.push(text),
+            Emit::Prompt { text } | Emit::UserMessage { text } | Emit::Notice { text } => {
+                values.push(text)
+            }
+            Emit::TurnStart => {}
             Emit::Assistant { text, key, delta } => {
                 values.push(text);
                 values.extend(key.iter().chain(delta));

@@ -127,6 +127,128 @@ fn merge_result(earlier: &mut RawResult, later: RawResult) {
     }
 }
 
+/// Whether a call written with the id of an earlier one is another call: it names another
+/// tool, or the earlier one was already answered and this one asks for something else. A
+/// harness that writes one call on several records (started, then completed) repeats its
+/// name and arguments, so an adapter gives one call the same name on each of its records.
+fn is_another_call(earlier: &RawCall, later: &RawCall, answered: bool) -> bool {
+    let names_differ =
+        !earlier.name.is_empty() && !later.name.is_empty() && earlier.name != later.name;
+    let asks_otherwise =
+        !earlier.input.is_null() && !later.input.is_null() && earlier.input != later.input;
+    names_differ || (answered && asks_otherwise)
+}
+
+/// The ids calls are known by in one stream. A call with no id, or with the id of an earlier,
+/// different call, gets an id of its own (`<line>:<n>` with no id, `<id>~<n>` for the n-th
+/// call of a reused id), so it is kept with its own result and status; results name the
+/// latest call of their id, and a result with no id is the one written with an id-less call
+/// on the same record.
+#[derive(Default)]
+struct CallIds {
+    /// The vendor id → the id of the latest call written with it.
+    latest: HashMap<String, String>,
+    /// How many calls were written with each vendor id.
+    uses: HashMap<String, usize>,
+    /// The last call with no id: its line, the id it was given and its number on the line.
+    idless: Option<(usize, String, usize)>,
+    /// Calls with no id given one: (count, first line).
+    missing: (usize, usize),
+    /// Calls whose id an earlier, different call had: (count, first line).
+    reused: (usize, usize),
+    /// Results with no id and no id-less call on their record: (count, first line).
+    unpaired: (usize, usize),
+}
+
+impl CallIds {
+    /// The id the latest call written with `vendor` is known by.
+    fn current<'a>(&'a self, vendor: &'a str) -> Option<&'a str> {
+        if vendor.is_empty() {
+            return None;
+        }
+        Some(self.latest.get(vendor).map_or(vendor, String::as_str))
+    }
+
+    /// The id a new call is known by; `taken` says an earlier call holds `vendor`.
+    fn call(&mut self, vendor: &str, line: usize, taken: bool) -> String {
+        let count = |slot: &mut (usize, usize)| {
+            if slot.0 == 0 {
+                slot.1 = line;
+            }
+            slot.0 += 1;
+        };
+        if vendor.is_empty() {
+            count(&mut self.missing);
+            let n = match &self.idless {
+                Some((l, _, n)) if *l == line => n + 1,
+                _ => 1,
+            };
+            let id = format!("{line}:{n}");
+            self.idless = Some((line, id.clone(), n));
+            return id;
+        }
+        let uses = self.uses.entry(vendor.to_owned()).or_insert(0);
+        *uses += 1;
+        if !taken {
+            return vendor.to_owned();
+        }
+        count(&mut self.reused);
+        let id = format!("{vendor}~{uses}");
+        self.latest.insert(vendor.to_owned(), id.clone());
+        id
+    }
+
+    /// The id of the call a result belongs to; `None` for a result that names none.
+    fn result(&mut self, vendor: &str, line: usize) -> Option<String> {
+        if !vendor.is_empty() {
+            return self.current(vendor).map(str::to_owned);
+        }
+        match &self.idless {
+            Some((l, id, _)) if *l == line => Some(id.clone()),
+            _ => {
+                if self.unpaired.0 == 0 {
+                    self.unpaired.1 = line;
+                }
+                self.unpaired.0 += 1;
+                None
+            }
+        }
+    }
+
+    fn warn(&self, source: &str, warnings: &mut Vec<Warning>) {
+        let (n, line) = self.missing;
+        if n > 0 {
+            warnings.push(Warning::at_line(
+                source,
+                line,
+                format!(
+                    "{n} tool call(s) carry no call id; each is kept under an id made from its \
+                     line (`<line>:<n>`)"
+                ),
+            ));
+        }
+        let (n, line) = self.reused;
+        if n > 0 {
+            warnings.push(Warning::at_line(
+                source,
+                line,
+                format!(
+                    "{n} tool call(s) reuse the id of an earlier, different call; each is kept \
+                     with its own result under the id with `~<n>` added"
+                ),
+            ));
+        }
+        let (n, line) = self.unpaired;
+        if n > 0 {
+            warnings.push(Warning::at_line(
+                source,
+                line,
+                format!("{n} tool result(s) name no call and were skipped"),
+            ));
+        }
+    }
+}
+
 /// Builds canonical sessions for one adapter, collecting words it could not translate.
 pub(crate) struct Normalizer<'a> {
     spec: &'a AdapterSpec,
@@ -207,25 +329,44 @@ impl<'a> Normalizer<'a> {
         let mut call_at: HashMap<String, usize> = HashMap::new();
         let mut results: HashMap<String, (RawResult, Option<String>)> = HashMap::new();
         let mut orphan_lines = Vec::new();
+        let mut ids = CallIds::default();
         for ev in raw {
             let ts = ev.timestamp;
             let kind = match ev.body {
                 RawBody::Prompt(text) => EventKind::Prompt { text },
+                RawBody::UserMessage(text) => EventKind::UserMessage { text },
+                RawBody::Notice(text) => EventKind::Notice { text },
+                RawBody::TurnStart => EventKind::TurnStart,
                 RawBody::Assistant(text) => EventKind::Assistant { text },
                 RawBody::Thinking(text) => EventKind::Thinking { text },
                 RawBody::Interrupt => EventKind::Interrupt,
                 RawBody::Compaction(summary) => EventKind::Compaction { summary },
                 RawBody::Failure(failure) => EventKind::Failure(self.failure(failure, scope)),
-                RawBody::ToolCall(call) => {
-                    if call_at.contains_key(&call.call_id) {
-                        continue; // the same call written twice is counted once
+                RawBody::ToolCall(mut call) => {
+                    let earlier = ids
+                        .current(&call.call_id)
+                        .and_then(|id| call_at.get(id))
+                        .and_then(|&at| match slots.get(at) {
+                            Some(Slot::Call(c, _)) => Some(c),
+                            _ => None,
+                        });
+                    if let Some(earlier) = earlier {
+                        let answered = results.contains_key(&earlier.call_id);
+                        if !is_another_call(earlier, &call, answered) {
+                            continue; // the same call written twice is counted once
+                        }
                     }
+                    call.call_id =
+                        ids.call(&call.call_id, ev.line, call_at.contains_key(&call.call_id));
                     call_at.insert(call.call_id.clone(), slots.len());
                     slots.push(Slot::Call(call, ts));
                     continue;
                 }
-                RawBody::ToolResult(result) => {
-                    let id = result.call_id.clone();
+                RawBody::ToolResult(mut result) => {
+                    let Some(id) = ids.result(&result.call_id, ev.line) else {
+                        continue;
+                    };
+                    result.call_id = id.clone();
                     if let Some((earlier, _)) = results.get_mut(&id) {
                         merge_result(earlier, result);
                         continue;
@@ -243,6 +384,7 @@ impl<'a> Normalizer<'a> {
                 kind,
             }));
         }
+        ids.warn(source, warnings);
         // Pass 2: a result that came before its call belongs to the call, not to an orphan.
         let mut out = Vec::with_capacity(slots.len());
         for slot in slots {

@@ -246,6 +246,10 @@ pub struct RecordsSpec {
     pub replay: Option<ReplaySpec>,
     /// Records are regrouped so each one follows the group of the record its parent names.
     pub group_by: Option<GroupBy>,
+    /// Where a record can carry conversation (a message, content, a tool call or result). A
+    /// record no rule matches that holds none of these is a metadata record: counted as
+    /// skipped, not warned about. Empty: every record no rule matches is warned about.
+    pub conversation: Vec<Pointer>,
 }
 
 /// How an append-only log replaces, rewinds and resets its records. The records are replayed
@@ -315,6 +319,18 @@ pub enum Emit {
         /// Prompt text.
         text: ValueSpec,
     },
+    /// A message the human typed while the agent worked (joins the running turn).
+    UserMessage {
+        /// Message text.
+        text: ValueSpec,
+    },
+    /// A message from something other than the human (joins the running turn).
+    Notice {
+        /// Notice text.
+        text: ValueSpec,
+    },
+    /// A turn starts without a human prompt (a new headless run).
+    TurnStart,
     /// Assistant text.
     Assistant {
         /// Markdown text.
@@ -574,6 +590,8 @@ struct RawRecords {
     sidechain: Option<RawSidechain>,
     replay: Option<RawReplay>,
     group_by: Option<RawGroupBy>,
+    #[serde(default)]
+    conversation: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -917,6 +935,12 @@ impl Validator<'_> {
                 }),
                 None => None,
             },
+            conversation: raw
+                .records
+                .conversation
+                .iter()
+                .map(|p| self.pointer("records.conversation", p))
+                .collect::<Result<_, _>>()?,
         };
         let event_map = self.rules("event_map", raw.event_map, &mut targets)?;
         let tables = self.tables(raw_tables, &targets)?;
@@ -1247,6 +1271,13 @@ impl Validator<'_> {
             "prompt" => Emit::Prompt {
                 text: self.value(&f("text"), need(raw.text, "text")?, Target::Free, targets)?,
             },
+            "user_message" => Emit::UserMessage {
+                text: self.value(&f("text"), need(raw.text, "text")?, Target::Free, targets)?,
+            },
+            "notice" => Emit::Notice {
+                text: self.value(&f("text"), need(raw.text, "text")?, Target::Free, targets)?,
+            },
+            "turn_start" => Emit::TurnStart,
             "assistant" => Emit::Assistant {
                 text: self.value(&f("text"), need(raw.text, "text")?, Target::Free, targets)?,
                 key: self.opt_value(&f("key"), raw.key, Target::Free, targets)?,
@@ -1322,8 +1353,9 @@ impl Validator<'_> {
                 return Err(self.invalid(
                     &f("kind"),
                     format!(
-                        "unknown event kind `{other}`, expected one of prompt, assistant, \
-                         thinking, tool_call, tool_result, interrupt, compaction, failure"
+                        "unknown event kind `{other}`, expected one of prompt, user_message, \
+                         notice, turn_start, assistant, thinking, tool_call, tool_result, \
+                         interrupt, compaction, failure"
                     ),
                 ));
             }

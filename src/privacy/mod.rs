@@ -193,13 +193,16 @@ fn redact_event(event: &mut Event, policy: &Policy) {
         policy.in_place(t);
     }
     match &mut event.kind {
-        EventKind::Prompt { text } | EventKind::Assistant { text } => policy.in_place(text),
+        EventKind::Prompt { text }
+        | EventKind::Assistant { text }
+        | EventKind::UserMessage { text }
+        | EventKind::Notice { text } => policy.in_place(text),
         EventKind::Thinking { text } | EventKind::Compaction { summary: text } => {
             if let Some(t) = text {
                 policy.in_place(t);
             }
         }
-        EventKind::Interrupt => {}
+        EventKind::Interrupt | EventKind::TurnStart => {}
         // A failure's names and numbers are adapter-declared; only the call id it links to
         // comes from the log.
         EventKind::Failure(f) => {

@@ -233,6 +233,16 @@ fn step_view(step: Step, id: &str) -> StepView {
             text: t.value,
             timestamp: t.timestamp,
         },
+        Step::UserMessage(t) => StepView::UserMessage(TextView {
+            id,
+            text: t.value,
+            timestamp: t.timestamp,
+        }),
+        Step::Notice(t) => StepView::Notice(TextView {
+            id,
+            text: t.value,
+            timestamp: t.timestamp,
+        }),
         Step::Interrupt(ts) => StepView::Interrupt { id, timestamp: ts },
         Step::Compaction(t) => StepView::Compaction {
             id,

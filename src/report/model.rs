@@ -188,6 +188,10 @@ pub enum StepView {
     },
     /// A tool call.
     ToolCall(Box<ToolCallView>),
+    /// A message the human typed while the agent worked.
+    UserMessage(TextView),
+    /// A message from something other than the human (a task's notification, another agent).
+    Notice(TextView),
     /// The user interrupted.
     Interrupt {
         /// Stable anchor.
@@ -210,7 +214,7 @@ impl StepView {
     /// The step's anchor.
     pub fn id(&self) -> &str {
         match self {
-            StepView::Assistant(t) => &t.id,
+            StepView::Assistant(t) | StepView::UserMessage(t) | StepView::Notice(t) => &t.id,
             StepView::ToolCall(c) => &c.id,
             StepView::Thinking { id, .. }
             | StepView::Interrupt { id, .. }

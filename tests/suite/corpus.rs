@@ -55,7 +55,7 @@ fn expected_statuses(path: &Path) -> HashMap<String, ToolStatus> {
     let text = std::fs::read(path).expect("corpus file reads");
     let mut seen = HashSet::new();
     let mut calls = Vec::new();
-    let mut results: HashMap<String, bool> = HashMap::new();
+    let mut results: HashMap<String, Option<bool>> = HashMap::new();
     for line in text.split(|b| *b == b'\n') {
         let Ok(rec) = serde_json::from_slice::<Json>(line) else {
             continue;
@@ -78,9 +78,17 @@ fn expected_statuses(path: &Path) -> HashMap<String, ToolStatus> {
                 }
                 Some("tool_result") => {
                     if let Some(id) = b.get("tool_use_id").and_then(Json::as_str) {
-                        results
-                            .entry(id.to_owned())
-                            .or_insert(b.get("is_error") == Some(&Json::Bool(true)));
+                        let error = b.get("is_error") == Some(&Json::Bool(true));
+                        // Background work has not succeeded by starting: a launch that did
+                        // not fail is unknown until a task notification names its call.
+                        let launched = rec.pointer("/toolUseResult/backgroundTaskId").is_some()
+                            || rec.pointer("/toolUseResult/isAsync") == Some(&Json::Bool(true));
+                        let outcome = match (error, launched) {
+                            (true, _) => Some(true),
+                            (false, true) => None,
+                            (false, false) => Some(false),
+                        };
+                        results.entry(id.to_owned()).or_insert(outcome);
                     }
                 }
                 _ => {}
@@ -91,9 +99,9 @@ fn expected_statuses(path: &Path) -> HashMap<String, ToolStatus> {
         .into_iter()
         .map(|id| {
             let s = match results.get(&id) {
-                Some(true) => ToolStatus::Error,
-                Some(false) => ToolStatus::Ok,
-                None => ToolStatus::Unknown,
+                Some(Some(true)) => ToolStatus::Error,
+                Some(Some(false)) => ToolStatus::Ok,
+                Some(None) | None => ToolStatus::Unknown,
             };
             (id, s)
         })

@@ -2,6 +2,7 @@
 
 mod adapters; // user adapters: adding, replacing, rejecting
 mod browser; // real headless Chromium: the page as a reader opens it
+mod claude; // Claude Code 2.1.332: notices, mid-turn messages, background work, runs, layouts
 mod cli; // the binary: commands, output files, exit codes, bad input
 mod corpus; // every real session under $TRACEBOOK_CORPUS renders with the invariants
 mod everyday; // list, render --session/--all, index, manifest, turn selection, rerender
@@ -12,6 +13,7 @@ mod html; // the notebook: self-contained, offline, escaped, linkable
 mod opencode; // OpenCode in every native layout: export, run output, storage tree, opencode.db
 mod outcomes; // Codex and Gemini CLI tool outcomes from native-format fixtures
 mod planted;
+mod records; // unknown records, calls without a usable id, detection past bookkeeping
 mod snapshots; // the report model of each fixture, pinned with insta
 mod xss; // hostile transcript content in real Chromium: no script, no violation, no request // a secret planted in any field of any harness never reaches output
 
