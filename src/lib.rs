@@ -55,7 +55,8 @@ pub enum Exit {
     Success,
     /// `--strict` and there were warnings: nothing was written.
     Strict,
-    /// `render --all`: some sessions could not be rendered; the rest and the index were written.
+    /// `render --all` or `list`: some sessions could not be read; the rest (and the index and
+    /// the manifest) were written.
     SomeFailed,
 }
 
@@ -455,12 +456,14 @@ fn list_command(args: &cli::ListArgs) -> anyhow::Result<Exit> {
         .collect();
     let listed = catalog::summarize(found, &set, &[], &generated_at());
     let mut rows = Vec::new();
+    let mut failed = 0;
     let mut stderr = std::io::stderr().lock();
     for (found, row) in listed {
         match row {
             Ok(e) if filter.admits(&e) => rows.push(e),
             Ok(_) => {}
             Err(e) => {
+                failed += 1;
                 writeln!(stderr, "warning: {}: skipped: {e}", found.harness).ok();
             }
         }
@@ -521,6 +524,7 @@ fn list_command(args: &cli::ListArgs) -> anyhow::Result<Exit> {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
             Err(e).context("writing to standard output")
         }
+        _ if failed > 0 => Ok(Exit::SomeFailed),
         _ => Ok(Exit::Success),
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! Exit codes: 0 written (warnings, if any, printed to standard error); 1 `--strict` and there
 //! were warnings; 2 nothing could be written (bad arguments, unreadable input, bad adapter);
-//! 3 `render --all` wrote the index but some sessions failed.
+//! 3 `render --all` wrote the index but some sessions failed, or `list` could not read some.
 
 use clap::Parser as _;
 use std::process::ExitCode;

@@ -490,11 +490,22 @@ impl Source for Tree {
     }
 }
 
-/// Reads a whole file into `bytes`, replacing what it held.
+/// Reads a whole file into `bytes`, replacing what it held; a file longer than a record may
+/// be ([`MAX_LINE`](super::load::MAX_LINE)) is an error, read no further.
 fn read_into(path: &Path, bytes: &mut Vec<u8>) -> std::io::Result<()> {
     use std::io::Read as _;
+    const MAX: usize = super::load::MAX_LINE;
     bytes.clear();
-    std::fs::File::open(path)?.read_to_end(bytes)?;
+    std::fs::File::open(path)?
+        .take(MAX as u64 + 1)
+        .read_to_end(bytes)?;
+    if bytes.len() > MAX {
+        bytes.clear();
+        return Err(std::io::Error::other(format!(
+            "larger than the {} MiB a record may be",
+            MAX >> 20
+        )));
+    }
     Ok(())
 }
 

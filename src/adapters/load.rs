@@ -33,12 +33,37 @@ pub enum InputError {
         path: PathBuf,
     },
     /// Reading failed.
-    #[error("reading {path}: {source}")]
+    #[error("reading {path}: {error}")]
     Io {
         /// The input path.
         path: PathBuf,
-        /// The underlying error.
-        source: std::io::Error,
+        /// The underlying error (not a `source`: the message says it, once).
+        error: std::io::Error,
+    },
+    /// A FIFO, a device or a socket: nothing tracebook reads, and reading one could block or
+    /// never end.
+    #[error(
+        "{path}: not a session file or folder (it is {kind}); tracebook reads regular files and folders"
+    )]
+    NotAFile {
+        /// The input path.
+        path: PathBuf,
+        /// What it is instead.
+        kind: &'static str,
+    },
+    /// The file is empty.
+    #[error("{path}: the file is empty (0 bytes)")]
+    Empty {
+        /// The input path.
+        path: PathBuf,
+    },
+    /// The file has a database ending or header, but it cannot be read as one.
+    #[error("{path}: {reason}")]
+    Database {
+        /// The input path.
+        path: PathBuf,
+        /// Why, in words.
+        reason: String,
     },
     /// A folder without a session file.
     #[error("{path}: no session file in this folder (looked for files ending in {endings})")]
@@ -128,6 +153,12 @@ pub fn load_session(
             path: input.to_owned(),
         });
     }
+    if let Some(kind) = special_kind(input) {
+        return Err(InputError::NotAFile {
+            path: input.to_owned(),
+            kind,
+        });
+    }
     let forced = match harness {
         Some(name) => Some(set.get(name).ok_or_else(|| InputError::UnknownHarness {
             name: name.to_owned(),
@@ -152,6 +183,33 @@ pub fn load_session(
         None => detect_layout(&main, set)?,
     };
     read_session(&main, adapter, layout, session, None)
+}
+
+/// What a path is when it is neither a regular file nor a folder (links followed): a FIFO
+/// would block the read until a writer comes, a device such as `/dev/zero` never ends.
+pub fn special_kind(path: &Path) -> Option<&'static str> {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.is_file() || meta.is_dir() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return Some("a FIFO (named pipe)");
+        }
+        if t.is_char_device() {
+            return Some("a character device");
+        }
+        if t.is_block_device() {
+            return Some("a block device");
+        }
+        if t.is_socket() {
+            return Some("a socket");
+        }
+    }
+    Some("a special file")
 }
 
 /// Every input layout of an adapter: the main one, then `input.layouts`.
@@ -474,15 +532,175 @@ fn known_types(spec: &AdapterSpec) -> Vec<&str> {
     out
 }
 
-/// Opens a file for reading; a name ending in `.zst` is decompressed as a stream.
-fn open(path: &Path) -> std::io::Result<Box<dyn BufRead + Send>> {
+/// The longest line read as a record. A longer one is skipped with a warning naming it, its
+/// bytes passed over without being kept, so a line of any length costs no more memory than
+/// this.
+pub const MAX_LINE: usize = 64 << 20;
+
+/// A compressed file is read up to this many times its own size once decompressed (and at
+/// least [`MIN_EXPANDED`]); what is past that is left out with a warning. Real session logs
+/// compress 2 to 15 times; a stream that expands far more is a bomb, and reading all of it (a
+/// 200 KB file can hold 6 GiB) would cost minutes of work for nothing.
+pub const MAX_RATIO: u64 = 100;
+
+/// The least a compressed file may expand to, whatever its size.
+pub const MIN_EXPANDED: u64 = 256 << 20;
+
+/// The largest JSON document (`format: json` or a document ending) read whole.
+pub const MAX_DOCUMENT: u64 = 1 << 30;
+
+/// An input opened for reading, and where a decompressed stream stops early.
+struct Opened {
+    reader: Box<dyn BufRead + Send>,
+    cut: Option<Cut>,
+}
+
+/// The limit of a decompressed stream, and whether the stream passed it.
+struct Cut {
+    limit: u64,
+    passed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Cut {
+    fn passed(&self) -> bool {
+        self.passed.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The warning for a stream cut at its limit, at the line it stopped in.
+    fn warning(&self, source: &str, line: usize) -> Warning {
+        Warning::at_line(
+            source,
+            line,
+            format!(
+                "the decompressed stream passed {} MiB ({MAX_RATIO} times the file's size, at \
+                 least {} MiB); the rest of the file is not read",
+                self.limit >> 20,
+                MIN_EXPANDED >> 20
+            ),
+        )
+    }
+}
+
+/// A reader that gives at most `left` bytes, then ends, noting when more was there.
+struct Capped<R> {
+    inner: R,
+    left: u64,
+    passed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.left == 0 {
+            let mut one = [0u8; 1];
+            if self.inner.read(&mut one)? > 0 {
+                self.passed
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            return Ok(0);
+        }
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+/// Opens a file for reading; a name ending in `.zst` is decompressed as a stream, up to
+/// [`MAX_RATIO`] times the file's size.
+fn open(path: &Path) -> std::io::Result<Opened> {
     let file = File::open(path)?;
     if has_ending(path, "zst") {
+        let size = file.metadata().map_or(0, |m| m.len());
+        let limit = size.saturating_mul(MAX_RATIO).max(MIN_EXPANDED);
+        let passed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let decoder = zstd::stream::read::Decoder::new(file)?;
-        Ok(Box::new(BufReader::with_capacity(1 << 20, decoder)))
+        let capped = Capped {
+            inner: decoder,
+            left: limit,
+            passed: passed.clone(),
+        };
+        Ok(Opened {
+            reader: Box::new(BufReader::with_capacity(1 << 20, capped)),
+            cut: Some(Cut { limit, passed }),
+        })
     } else {
-        Ok(Box::new(BufReader::with_capacity(1 << 20, file)))
+        Ok(Opened {
+            reader: Box::new(BufReader::with_capacity(1 << 20, file)),
+            cut: None,
+        })
     }
+}
+
+/// What reading one line gave.
+#[derive(Debug, PartialEq, Eq)]
+enum LineRead {
+    /// The input ended before any byte.
+    End,
+    /// A line (with its newline, unless it is the last) was appended.
+    Line,
+    /// A line longer than the limit was passed over; this many bytes.
+    TooLong(u64),
+}
+
+/// Appends one line (up to and including `\n`) to `buf`, unless it is longer than `max`:
+/// then it is read past, nothing of it kept.
+fn read_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>, max: usize) -> std::io::Result<LineRead> {
+    let start = buf.len();
+    let mut skipped: Option<u64> = None;
+    loop {
+        let (used, done) = {
+            let available = match reader.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if available.is_empty() {
+                return Ok(match skipped {
+                    Some(n) => LineRead::TooLong(n),
+                    None if buf.len() > start => LineRead::Line,
+                    None => LineRead::End,
+                });
+            }
+            let (used, done) = match memchr::memchr(b'\n', available) {
+                Some(i) => (i + 1, true),
+                None => (available.len(), false),
+            };
+            match &mut skipped {
+                Some(n) => *n += used as u64,
+                None if buf.len() - start + used > max => {
+                    skipped = Some((buf.len() - start + used) as u64);
+                    buf.truncate(start);
+                }
+                None => buf.extend_from_slice(&available[..used]),
+            }
+            (used, done)
+        };
+        reader.consume(used);
+        if done {
+            return Ok(match skipped {
+                Some(n) => LineRead::TooLong(n),
+                None => LineRead::Line,
+            });
+        }
+    }
+}
+
+/// The warning for a line longer than [`MAX_LINE`].
+fn long_line(source: &str, line: usize, bytes: u64) -> Warning {
+    Warning::at_line(
+        source,
+        line,
+        format!(
+            "line of {} MiB, longer than the {} MiB a record may be; skipped",
+            bytes >> 20,
+            MAX_LINE >> 20
+        ),
+    )
 }
 
 /// Whether a file's name ends in `.<ending>` (`jsonl`, `jsonl.zst`).
@@ -520,9 +738,9 @@ fn read_records<'s>(
 ) -> Result<usize, InputError> {
     let io = |e| InputError::Io {
         path: path.to_owned(),
-        source: e,
+        error: e,
     };
-    let mut reader = open(path).map_err(io)?;
+    let Opened { mut reader, cut } = open(path).map_err(io)?;
     // Each line is parsed into only what the adapter reads.
     let needs = Needs::of(spec);
     let replay = spec.records.replay.as_ref();
@@ -572,10 +790,10 @@ fn read_records<'s>(
             let mut ready: Vec<Parsed<'s>> = Vec::new();
             let mut batch = Batch::default();
             let mut spare = Batch::default();
-            read_batch(&mut reader, &mut line_no, &mut batch).map_err(io)?;
+            read_batch(&mut reader, &mut line_no, &mut batch, cut.as_ref()).map_err(io)?;
             loop {
-                empty &= batch.lines.is_empty();
-                if batch.lines.is_empty() && ready.is_empty() {
+                empty &= batch.is_empty();
+                if batch.is_empty() && ready.is_empty() {
                     break;
                 }
                 let (next, read) = rayon::join(
@@ -585,22 +803,41 @@ fn read_records<'s>(
                             warnings.extend(p.warnings);
                             count += usize::from(take(interp, p.line, p.item));
                         }
-                        read_batch(&mut reader, &mut line_no, &mut spare)
+                        read_batch(&mut reader, &mut line_no, &mut spare, cut.as_ref())
                     },
                 );
                 ready = next;
                 read.map_err(io)?;
                 std::mem::swap(&mut batch, &mut spare);
             }
-            if empty {
+            if let Some(cut) = cut.as_ref().filter(|c| c.passed()) {
+                warnings.push(cut.warning(source, line_no + 1));
+            } else if empty {
                 warnings.push(Warning::whole(source, "empty file"));
             }
             count
         }
         InputFormat::Json => {
             let mut text = Vec::new();
-            reader.read_to_end(&mut text).map_err(io)?;
-            let mut doc: Json = match serde_json::from_slice(&text) {
+            reader
+                .take(MAX_DOCUMENT + 1)
+                .read_to_end(&mut text)
+                .map_err(io)?;
+            if text.len() as u64 > MAX_DOCUMENT {
+                warnings.push(Warning::whole(
+                    source,
+                    format!(
+                        "a JSON document larger than {} MiB; not read",
+                        MAX_DOCUMENT >> 20
+                    ),
+                ));
+                return Ok(0);
+            }
+            if let Some(cut) = cut.as_ref().filter(|c| c.passed()) {
+                warnings.push(cut.warning(source, 1));
+                return Ok(0);
+            }
+            let mut doc: Json = match parse_document(&text, source, warnings) {
                 Ok(d) => d,
                 Err(e) => {
                     warnings.push(Warning::whole(
@@ -754,6 +991,8 @@ const BATCH_BYTES: usize = 1 << 20;
 struct Batch {
     bytes: Vec<u8>,
     lines: Vec<(usize, std::ops::Range<usize>)>,
+    /// Lines longer than [`MAX_LINE`], passed over: their numbers and lengths.
+    long: Vec<(usize, u64)>,
 }
 
 /// One line parsed: its number, what it holds, and what it warns of.
@@ -783,8 +1022,10 @@ fn read_batch(
     reader: &mut dyn BufRead,
     line_no: &mut usize,
     batch: &mut Batch,
+    cut: Option<&Cut>,
 ) -> std::io::Result<()> {
     batch.lines.clear();
+    batch.long.clear();
     batch.bytes.clear();
     // A very long line leaves its room behind only until the next batch.
     if batch.bytes.capacity() > 4 * BATCH_BYTES {
@@ -793,16 +1034,35 @@ fn read_batch(
     batch.bytes.reserve(BATCH_BYTES + (BATCH_BYTES >> 3));
     while batch.bytes.len() < BATCH_BYTES {
         let start = batch.bytes.len();
-        if reader.read_until(b'\n', &mut batch.bytes)? == 0 {
-            break;
+        match read_line(reader, &mut batch.bytes, MAX_LINE)? {
+            LineRead::End => break,
+            // A stream cut at its limit ends inside a line: that line is not a record the
+            // writer cut short, and the cut's own warning names it.
+            LineRead::Line
+                if cut.is_some_and(Cut::passed) && batch.bytes.last() != Some(&b'\n') =>
+            {
+                batch.bytes.truncate(start);
+                break;
+            }
+            LineRead::Line => {
+                *line_no += 1;
+                batch.lines.push((*line_no, start..batch.bytes.len()));
+            }
+            LineRead::TooLong(bytes) => {
+                *line_no += 1;
+                batch.long.push((*line_no, bytes));
+            }
         }
-        *line_no += 1;
-        batch.lines.push((*line_no, start..batch.bytes.len()));
     }
     Ok(())
 }
 
 impl Batch {
+    /// Whether the batch read no line at all.
+    fn is_empty(&self) -> bool {
+        self.lines.is_empty() && self.long.is_empty()
+    }
+
     /// Parses every line on every core, and makes each record an [`Item`] there.
     fn parse<'s>(
         &self,
@@ -810,7 +1070,8 @@ impl Batch {
         source: &str,
         item: &(dyn Fn(usize, Json) -> Item<'s> + Sync),
     ) -> Vec<Parsed<'s>> {
-        self.lines
+        let mut parsed: Vec<Parsed<'s>> = self
+            .lines
             .par_iter()
             .map(|(line, range)| {
                 let buf = &self.bytes[range.clone()];
@@ -823,7 +1084,16 @@ impl Batch {
                     warnings,
                 }
             })
-            .collect()
+            .collect();
+        if !self.long.is_empty() {
+            parsed.extend(self.long.iter().map(|&(line, bytes)| Parsed {
+                line,
+                item: Item::Nothing,
+                warnings: vec![long_line(source, line, bytes)],
+            }));
+            parsed.sort_by_key(|p| p.line);
+        }
+        parsed
     }
 }
 
@@ -846,12 +1116,18 @@ fn parse_line(
             String::from_utf8_lossy(buf)
         }
     };
-    let trimmed = text.trim();
+    // A byte order mark some editors put at the start of a file is not part of the record.
+    let trimmed = text.trim_start_matches('\u{feff}').trim();
     if trimmed.is_empty() {
         return None;
     }
-    match needs::parse(trimmed, needs) {
-        Ok(v @ Json::Object(_)) => Some(v),
+    match parse_mended(trimmed, |t| needs::parse(t, needs)) {
+        Ok((v @ Json::Object(_), mended)) => {
+            if mended {
+                warnings.push(Warning::at_line(source, line, LONE_SURROGATE));
+            }
+            Some(v)
+        }
         Ok(_) => {
             warnings.push(Warning::at_line(
                 source,
@@ -879,6 +1155,92 @@ fn parse_line(
     }
 }
 
+/// The warning for a record kept with a lone surrogate escape mended.
+const LONE_SURROGATE: &str = "a lone UTF-16 surrogate escape (half of a character, as a string cut inside an emoji \
+     leaves it) replaced with U+FFFD; record kept";
+
+/// Parses JSON text with `parse`; when it fails and the text holds a lone UTF-16 surrogate
+/// escape (valid JSON that serde_json rejects), parses it again with each one replaced by
+/// `\ufffd`. Says whether it did.
+pub(crate) fn parse_mended<T>(
+    text: &str,
+    parse: impl Fn(&str) -> serde_json::Result<T>,
+) -> serde_json::Result<(T, bool)> {
+    match parse(text) {
+        Ok(v) => Ok((v, false)),
+        Err(e) => match mend_surrogates(text) {
+            Some(mended) => parse(&mended).map(|v| (v, true)).map_err(|_| e),
+            None => Err(e),
+        },
+    }
+}
+
+/// The text with each lone UTF-16 surrogate escape (a `\ud83d` not followed by the escape of
+/// its other half, or a trailing half alone) replaced by `\ufffd`; `None` when there is none.
+/// Node's `JSON.stringify` writes one for a string cut inside an emoji.
+pub(crate) fn mend_surrogates(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let unit = |at: usize| -> Option<u16> {
+        if b.get(at) != Some(&b'\\') || b.get(at + 1) != Some(&b'u') {
+            return None;
+        }
+        let hex = std::str::from_utf8(b.get(at + 2..at + 6)?).ok()?;
+        u16::from_str_radix(hex, 16).ok()
+    };
+    let mut out: Option<String> = None;
+    let (mut copied, mut i) = (0, 0);
+    while let Some(off) = b.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
+        let at = i + off;
+        let Some(u) = unit(at) else {
+            // Another escape (`\\`, `\"`, `\n`): its second character is not a new one.
+            i = at + 2;
+            continue;
+        };
+        let lone = match u {
+            0xD800..=0xDBFF => match unit(at + 6) {
+                Some(0xDC00..=0xDFFF) => {
+                    i = at + 12;
+                    continue;
+                }
+                _ => true,
+            },
+            0xDC00..=0xDFFF => true,
+            _ => false,
+        };
+        if lone {
+            let o = out.get_or_insert_with(String::new);
+            o.push_str(&text[copied..at]);
+            o.push_str("\\ufffd");
+            copied = at + 6;
+        }
+        i = at + 6;
+    }
+    out.map(|mut o| {
+        o.push_str(&text[copied..]);
+        o
+    })
+}
+
+/// A whole JSON document: a byte order mark before it is passed over, lone surrogate escapes
+/// are mended with a warning.
+fn parse_document(
+    bytes: &[u8],
+    source: &str,
+    warnings: &mut Vec<Warning>,
+) -> serde_json::Result<Json> {
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    match std::str::from_utf8(bytes) {
+        Ok(text) => {
+            let (doc, mended) = parse_mended(text, |t| serde_json::from_str::<Json>(t))?;
+            if mended {
+                warnings.push(Warning::whole(source, LONE_SURROGATE));
+            }
+            Ok(doc)
+        }
+        Err(_) => serde_json::from_slice(bytes),
+    }
+}
+
 /// serde_json's message without echoing input text.
 fn describe_json_error(e: &serde_json::Error) -> String {
     let what = match e.classify() {
@@ -903,6 +1265,8 @@ fn detect_layout<'a>(
     set: &'a AdapterSet,
 ) -> Result<(&'a Adapter, &'a InputSpec), InputError> {
     let sqlite = joined::is_sqlite(path);
+    // Why a database layout could not read the file, for the message when nothing fits.
+    let mut database: Option<String> = None;
     let mut head: Option<Vec<Json>> = None;
     let mut whole: Option<Json> = None;
     let mut best: Option<(&Adapter, &InputSpec, usize)> = None;
@@ -919,12 +1283,26 @@ fn detect_layout<'a>(
                 InputFormat::Tree => continue,
                 InputFormat::Sqlite => {
                     if !sqlite {
+                        if !layout.extensions.is_empty() {
+                            database.get_or_insert_with(|| {
+                                "not an SQLite database (its first bytes are not the SQLite \
+                                 header), though its name says it is one"
+                                    .to_owned()
+                            });
+                        }
                         continue;
                     }
                     joined_records =
-                        joined::read(path, layout, None, None, &|r| r, &mut Vec::new())
-                            .map(|j| j.records)
-                            .unwrap_or_default();
+                        match joined::read(path, layout, None, None, &|r| r, &mut Vec::new()) {
+                            Ok(j) => j.records,
+                            Err(e) => {
+                                database = Some(format!(
+                                    "an SQLite database the {} adapter cannot read: {e}",
+                                    spec.label
+                                ));
+                                Vec::new()
+                            }
+                        };
                     recognised(set, joined_records.iter()).collect()
                 }
                 InputFormat::Jsonl => {
@@ -935,9 +1313,11 @@ fn detect_layout<'a>(
                 }
                 InputFormat::Json => {
                     if whole.is_none() {
-                        whole = std::fs::read(path)
-                            .ok()
-                            .and_then(|b| serde_json::from_slice(&b).ok());
+                        let fits = std::fs::metadata(path).is_ok_and(|m| m.len() <= MAX_DOCUMENT);
+                        whole = fits
+                            .then(|| std::fs::read(path).ok())
+                            .flatten()
+                            .and_then(|b| parse_document(&b, "", &mut Vec::new()).ok());
                     }
                     let at = layout.records_at.as_deref().unwrap_or("");
                     match whole.as_ref().and_then(|d| d.pointer(at)) {
@@ -955,11 +1335,24 @@ fn detect_layout<'a>(
             }
         }
     }
-    best.map(|(a, l, _)| (a, l))
-        .ok_or_else(|| InputError::Unrecognised {
+    if let Some((a, l, _)) = best {
+        return Ok((a, l));
+    }
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        return Err(InputError::Empty {
             path: path.to_owned(),
-            known: set.names().join(", "),
-        })
+        });
+    }
+    if let Some(reason) = database {
+        return Err(InputError::Database {
+            path: path.to_owned(),
+            reason,
+        });
+    }
+    Err(InputError::Unrecognised {
+        path: path.to_owned(),
+        known: set.names().join(", "),
+    })
 }
 
 /// A record's key and the key of its parent, when the adapter regroups records
@@ -1036,17 +1429,32 @@ fn recognised<'j>(
 /// records none recognises (a harness's bookkeeping, however long its run) are read past, to
 /// the end of the file if need be.
 fn first_records(path: &Path, set: &AdapterSet) -> Result<Vec<Json>, InputError> {
-    let reader = open(path).map_err(|e| InputError::Io {
+    let Opened { mut reader, .. } = open(path).map_err(|e| InputError::Io {
         path: path.to_owned(),
-        source: e,
+        error: e,
     })?;
-    Ok(reader
-        .split(b'\n')
-        .map_while(Result::ok)
-        .filter_map(|l| serde_json::from_slice::<Json>(&l).ok())
-        .filter(|r| r.is_object() && recognised_by_any(set, r))
-        .take(DETECT_RECORDS)
-        .collect())
+    let mut records = Vec::new();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match read_line(reader.as_mut(), &mut line, MAX_LINE) {
+            Ok(LineRead::Line) => {}
+            Ok(LineRead::TooLong(_)) => continue,
+            Ok(LineRead::End) | Err(_) => break,
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_start_matches('\u{feff}').trim();
+        let parsed = parse_mended(text, |t| serde_json::from_str::<Json>(t));
+        if let Ok((rec @ Json::Object(_), _)) = parsed
+            && recognised_by_any(set, &rec)
+        {
+            records.push(rec);
+            if records.len() == DETECT_RECORDS {
+                break;
+            }
+        }
+    }
+    Ok(records)
 }
 
 /// The newest main session file of a folder (subagent files excluded).
@@ -1065,7 +1473,7 @@ fn newest_session_file(
         .collect();
     let io = |e| InputError::Io {
         path: dir.to_owned(),
-        source: e,
+        error: e,
     };
     let mut best: Option<(SystemTime, PathBuf)> = None;
     for entry in std::fs::read_dir(dir).map_err(io)? {
@@ -1349,6 +1757,54 @@ mod tests {
         );
         assert_eq!(rec, Some(serde_json::json!({"a": "x\u{fffd}y"})));
         assert!(w[0].message.contains("invalid UTF-8"));
+    }
+
+    #[test]
+    fn a_read_error_names_its_cause_once() {
+        let err = anyhow::Error::from(InputError::Io {
+            path: PathBuf::from("s.jsonl"),
+            error: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        });
+        let text = format!("{err:#}");
+        assert_eq!(text.matches("permission denied").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn lone_surrogate_escapes_are_mended_and_pairs_kept() {
+        assert_eq!(
+            mend_surrogates(r#""a\ud83d""#).as_deref(),
+            Some(r#""a\ufffd""#)
+        );
+        assert_eq!(
+            mend_surrogates(r#""\ude42x""#).as_deref(),
+            Some(r#""\ufffdx""#)
+        );
+        assert_eq!(mend_surrogates(r#""\ud83d\ude42""#), None);
+        assert_eq!(
+            mend_surrogates(r#""\\ud83d""#),
+            None,
+            "an escaped backslash"
+        );
+        assert_eq!(
+            mend_surrogates(r#""\ud83d\ud83d\ude42""#).as_deref(),
+            Some(r#""\ufffd\ud83d\ude42""#)
+        );
+        assert_eq!(mend_surrogates(r#""\ud8"#), None);
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_is_passed_over_whole() -> std::io::Result<()> {
+        let text = b"short\nxxxxxxxxxxxxxxxxxxxx\nlast";
+        let mut reader = std::io::BufReader::with_capacity(4, &text[..]);
+        let mut buf = Vec::new();
+        assert_eq!(read_line(&mut reader, &mut buf, 8)?, LineRead::Line);
+        assert_eq!(buf, b"short\n");
+        assert_eq!(read_line(&mut reader, &mut buf, 8)?, LineRead::TooLong(21));
+        assert_eq!(buf, b"short\n", "nothing of the long line is kept");
+        assert_eq!(read_line(&mut reader, &mut buf, 8)?, LineRead::Line);
+        assert_eq!(buf, b"short\nlast");
+        assert_eq!(read_line(&mut reader, &mut buf, 8)?, LineRead::End);
+        Ok(())
     }
 
     #[test]

@@ -164,6 +164,81 @@ fn invalid_utf8_and_lone_surrogates_do_not_stop_the_rest() {
 }
 
 #[test]
+fn a_lone_surrogate_escape_keeps_its_record_with_a_replacement_character() -> anyhow::Result<()> {
+    // What Node's JSON.stringify writes for a string cut inside an emoji, in a prompt and in a
+    // tool result; a properly paired escape and an escaped backslash before `u` stay as they are.
+    let log = [
+        line("u1", None, "user", json!("PROMPTMARK cut \u{1F600} here")),
+        line(
+            "a1",
+            Some("u1"),
+            "assistant",
+            json!([{"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                    "input": {"command": "echo \\ud83d"}}]),
+        ),
+        line(
+            "u2",
+            Some("a1"),
+            "user",
+            json!([{"type": "tool_result", "tool_use_id": "toolu_1", "content": "OUTMARK 🙂"}]),
+        ),
+    ]
+    .join("\n")
+    .replace("\u{1F600}", "\\ud83d")
+    .replace("OUTMARK 🙂", "OUTMARK \\ud83d\\ude42 then \\ude42");
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("session.jsonl");
+    std::fs::write(&path, &log)?;
+    let out = crate::tracebook()
+        .args(["render", "--format", "json", "-o", "-"])
+        .arg(&path)
+        .output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let turn = &report["turns"][0];
+    assert_eq!(turn["prompt"]["text"], "PROMPTMARK cut \u{fffd} here");
+    let call = &turn["steps"][0];
+    assert_eq!(call["status"], "ok", "{call}");
+    assert_eq!(call["output"], "OUTMARK 🙂 then \u{fffd}");
+    assert_eq!(call["command"], "echo \\ud83d");
+    assert!(
+        stderr.contains("session.jsonl:1: a lone UTF-16 surrogate escape")
+            && stderr.contains("session.jsonl:3: a lone UTF-16 surrogate escape"),
+        "{stderr}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_byte_order_mark_is_accepted_and_an_empty_file_is_named_empty() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("bom.jsonl");
+    let mut bytes = "\u{feff}".as_bytes().to_vec();
+    bytes.extend_from_slice(session_with("BOMMARK first line").as_bytes());
+    std::fs::write(&path, bytes)?;
+    let out = crate::tracebook()
+        .args(["render", "--format", "json", "-o", "-"])
+        .arg(&path)
+        .output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    assert_eq!(report["turns"][0]["prompt"]["text"], "BOMMARK first line");
+
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "")?;
+    crate::tracebook()
+        .args(["render", "-o", "-"])
+        .arg(&empty)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("empty.jsonl: the file is empty"));
+    Ok(())
+}
+
+#[test]
 fn a_cycle_in_parent_uuid_terminates() {
     let log = [
         line("a", Some("c"), "user", json!("first")),
@@ -219,4 +294,243 @@ fn a_200_mb_single_line_renders() {
         .expect("renders");
     let html = tracebook::render::html(&report).expect("html");
     assert!(html.len() > 1000);
+}
+
+/// The Codex fixture every bounded-input test starts from: a real rollout, 24 lines.
+fn codex_session() -> Vec<u8> {
+    std::fs::read(crate::fixtures().join("codex/tool-outcomes/session.jsonl")).unwrap_or_default()
+}
+
+/// Writes a `.jsonl.zst` whose stream is `head`, then `repeat` copies of `chunk`, then `tail`.
+/// `chunk` is compressed once and written again and again as a frame of its own, so the file
+/// stays small (and the test's memory too) however long the stream it holds.
+fn zst_bomb(
+    path: &std::path::Path,
+    head: &[u8],
+    chunk: &[u8],
+    repeat: usize,
+    tail: &[u8],
+) -> anyhow::Result<u64> {
+    use std::io::Write as _;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    out.write_all(&zstd::bulk::compress(head, 3)?)?;
+    let frame = zstd::bulk::compress(chunk, 19)?;
+    for _ in 0..repeat {
+        out.write_all(&frame)?;
+    }
+    out.write_all(&zstd::bulk::compress(tail, 3)?)?;
+    out.flush()?;
+    Ok(std::fs::metadata(path)?.len())
+}
+
+/// The highest "peak" resident memory, in MiB, of the `memory:` lines `TRACEBOOK_TIMINGS`
+/// prints (none where the system does not report it).
+fn peak_mib(stderr: &str) -> Option<f64> {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("memory:"))
+        .filter_map(|l| {
+            l.rsplit_once(" MiB peak")?
+                .0
+                .rsplit(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .reduce(f64::max)
+}
+
+const MIB: usize = 1 << 20;
+
+#[test]
+fn a_6_gib_line_in_a_small_zst_is_skipped_with_a_warning_and_bounded_memory() -> anyhow::Result<()>
+{
+    let dir = tempfile::tempdir()?;
+    let log = dir.path().join("bomb.jsonl.zst");
+    let mut head = codex_session();
+    head.extend_from_slice(br#"{"type":"response_item","payload":{"type":"message","text":""#);
+    let size = zst_bomb(&log, &head, &vec![b'x'; MIB], 6 << 10, b"\"}}\n")?;
+    assert!(size < 1 << 20, "the bomb is {size} bytes");
+    let out = crate::tracebook()
+        .env("TRACEBOOK_TIMINGS", "1")
+        .args(["render", "--format", "json", "-o"])
+        .arg(dir.path().join("out.json"))
+        .arg(&log)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("bomb.jsonl.zst:25: line of 255 MiB, longer than the 64 MiB"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("bomb.jsonl.zst:26: the decompressed stream passed"),
+        "{stderr}"
+    );
+    // The session before the line is all there.
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out.json"))?)?;
+    assert_eq!(report["summary"]["tool_calls"], 6, "{report}");
+    if let Some(peak) = peak_mib(&stderr) {
+        assert!(peak < 512.0, "peak resident memory {peak} MiB");
+    }
+    Ok(())
+}
+
+#[test]
+fn a_line_over_the_limit_is_skipped_and_the_lines_after_it_are_read() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let log = dir.path().join("long.jsonl.zst");
+    let session = codex_session();
+    let text = String::from_utf8(session.clone())?;
+    let lines: Vec<&str> = text.lines().collect();
+    // The first three lines, a 100 MiB line, then the rest of the session.
+    let head = format!(
+        "{}\n{{\"type\":\"event_msg\",\"x\":\"",
+        lines[..3].join("\n")
+    );
+    let tail = format!("\"}}\n{}\n", lines[3..].join("\n"));
+    zst_bomb(
+        &log,
+        head.as_bytes(),
+        &vec![b'y'; MIB],
+        100,
+        tail.as_bytes(),
+    )?;
+    let out = crate::tracebook()
+        .args(["render", "--format", "json", "-o", "-"])
+        .arg(&log)
+        .output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("long.jsonl.zst:4: line of 100 MiB, longer than the 64 MiB"),
+        "{stderr}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    assert_eq!(report["summary"]["tool_calls"], 6);
+    assert_eq!(report["summary"]["turns"], 1);
+    Ok(())
+}
+
+#[test]
+fn gibs_of_skipped_lines_in_a_zst_stop_at_the_expansion_limit() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let log = dir.path().join("skipped.jsonl.zst");
+    // Lines of 16 KiB: the limit is on bytes, and fewer lines keep the test quick in a debug
+    // build.
+    let noise = format!(
+        r#"{{"timestamp":"2026-03-02T10:00:09.000Z","type":"event_msg","payload":{{"type":"token_count","info":"{}"}}}}"#,
+        "z".repeat(16 << 10)
+    );
+    let mut chunk = String::new();
+    while chunk.len() + noise.len() < MIB {
+        chunk.push_str(&noise);
+        chunk.push('\n');
+    }
+    // About 6 GiB of lines the adapter skips, after a whole session.
+    zst_bomb(&log, &codex_session(), chunk.as_bytes(), 6 << 10, b"")?;
+    let start = std::time::Instant::now();
+    let out = crate::tracebook()
+        .args(["render", "--format", "json", "-o", "-"])
+        .arg(&log)
+        .timeout(std::time::Duration::from_secs(300))
+        .output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("the decompressed stream passed 256 MiB"),
+        "{stderr}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    assert_eq!(report["summary"]["tool_calls"], 6);
+    // 256 MiB of lines, not 6 GiB: seconds, where reading it all took minutes.
+    assert!(start.elapsed().as_secs() < 120, "{:?}", start.elapsed());
+    Ok(())
+}
+
+#[cfg(unix)]
+#[test]
+fn a_device_or_a_fifo_as_input_is_refused_without_reading_it() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let fifo = dir.path().join("pipe.jsonl");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status()?;
+    assert!(made.success());
+    for (input, kind, harness) in [
+        (
+            std::path::PathBuf::from("/dev/zero"),
+            "a character device",
+            None,
+        ),
+        (fifo.clone(), "a FIFO", None),
+        (fifo, "a FIFO", Some("codex")),
+    ] {
+        let mut cmd = crate::tracebook();
+        cmd.args(["render", "--format", "json", "-o", "-"])
+            .arg(&input);
+        if let Some(h) = harness {
+            cmd.args(["--harness", h]);
+        }
+        let out = cmd.timeout(std::time::Duration::from_secs(30)).output()?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {stderr}", input.display());
+        assert!(
+            stderr.contains(kind) && stderr.contains("not a session file"),
+            "{stderr}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn list_and_render_all_go_on_past_a_bomb_and_exit_3() -> anyhow::Result<()> {
+    let home = tempfile::tempdir()?;
+    let day = home.path().join(".codex/sessions/2026/03/02");
+    std::fs::create_dir_all(&day)?;
+    std::fs::write(
+        day.join("rollout-2026-03-02T10-00-00-0199aaaa-1111-7222-8333-444455556666.jsonl"),
+        codex_session(),
+    )?;
+    let bomb =
+        day.join("rollout-2026-03-02T11-00-00-0199bbbb-1111-7222-8333-444455556666.jsonl.zst");
+    zst_bomb(&bomb, b"{\"type\":\"x", &vec![b'x'; MIB], 6 << 10, b"\"}\n")?;
+    let run = |args: &[&str]| {
+        crate::tracebook()
+            .env("HOME", home.path())
+            .env_remove("CODEX_HOME")
+            .env("TRACEBOOK_TIMINGS", "1")
+            .args(args)
+            .timeout(std::time::Duration::from_secs(120))
+            .output()
+    };
+    let out = run(&["list"])?;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stdout.contains("0199aaaa-1111"), "{stdout}");
+    assert!(
+        stderr.contains("rollout-2026-03-02T11-00-00-0199bbbb")
+            && stderr.contains("nothing could be read"),
+        "{stderr}"
+    );
+    if let Some(peak) = peak_mib(&stderr) {
+        assert!(peak < 512.0, "list: peak resident memory {peak} MiB");
+    }
+    let dir = home.path().join("out");
+    let out = run(&["render", "--all", "-o", &dir.to_string_lossy()])?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(dir.join("index.html").is_file() && dir.join(".tracebook-manifest.json").is_file());
+    let index = std::fs::read_to_string(dir.join("index.html"))?;
+    assert!(index.contains("0199aaaa-1111") && index.contains("0199bbbb"));
+    if let Some(peak) = peak_mib(&stderr) {
+        assert!(
+            peak < 512.0,
+            "render --all: peak resident memory {peak} MiB"
+        );
+    }
+    Ok(())
 }

@@ -193,7 +193,7 @@ fn an_unrecognised_folder_or_database_names_the_input_and_the_way_out() -> anyho
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("other.db") && err.contains("--harness"),
+        err.contains("other.db") && err.contains("no such table: session"),
         "{err}"
     );
 
