@@ -9,7 +9,8 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 
 use super::spec::{
-    Action, AdapterSpec, Condition, Emit, JsonType, PatchSpec, Pointer, Rule, ValueSpec,
+    Action, AdapterSpec, AssistantEmit, Condition, Emit, JsonType, PatchSpec, Pointer, Rule,
+    ValueSpec,
 };
 use crate::events::{SessionFacts, TokenUsage};
 
@@ -493,7 +494,8 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
         Emit::UserMessage { text } => RawBody::UserMessage(s(text)?),
         Emit::Notice { text } => RawBody::Notice(s(text)?),
         Emit::TurnStart => RawBody::TurnStart,
-        Emit::Assistant { text, key, delta } => {
+        Emit::Assistant(a) => {
+            let AssistantEmit { text, key, delta } = &**a;
             let text = s(text)?;
             continues = delta
                 .as_ref()
@@ -658,7 +660,7 @@ fn eval_cow<'j>(spec: &ValueSpec, item: &'j Json, record: &'j Json) -> Option<Co
         && let Json::Array(items) = value.as_ref()
     {
         let parts: Vec<String> = items.iter().map(scalar_string).collect();
-        value = Cow::Owned(Json::String(parts.join(sep)));
+        value = Cow::Owned(Json::String(parts.join(&**sep)));
     }
     if spec.epoch_ms {
         value = Cow::Owned(Json::String(from_epoch_ms(&value)?));
@@ -666,11 +668,26 @@ fn eval_cow<'j>(spec: &ValueSpec, item: &'j Json, record: &'j Json) -> Option<Co
     if spec.variant {
         value = Cow::Owned(Json::String(variant_name(&value)?));
     }
-    let text = if spec.text {
+    let mut text = if spec.text {
         Some(flatten_text(&value)?)
     } else {
         None
     };
+    if let Some(re) = &spec.strip {
+        let whole = match text.take() {
+            Some(t) => t,
+            None => match value.as_ref() {
+                Json::String(s) => Cow::Borrowed(s.as_str()),
+                other => Cow::Owned(scalar_string(other)),
+            },
+        };
+        let left = re.replace_all(&whole, "");
+        let left = left.trim();
+        if left.is_empty() {
+            return None;
+        }
+        text = Some(Cow::Owned(left.to_owned()));
+    }
     if let Some(re) = &spec.regex {
         let text = match text {
             Some(t) => t,

@@ -335,7 +335,14 @@ fn read_session(
         }
         _ => read_records(main, spec, layout, &source, &mut warnings, &mut interp)?,
     };
-    let raw = interp.finish();
+    let mut raw = interp.finish();
+    // A file that holds only one subagent's inline records is that subagent's own transcript
+    // (given as the input): its records are the session's, and the files beside it are its
+    // siblings, not its subagents.
+    let own_subagent = raw.events.is_empty() && raw.sidechains.len() == 1;
+    if own_subagent && let Some((_, events)) = raw.sidechains.pop() {
+        raw.events = events;
+    }
     if count == 0 {
         let reason = warnings
             .first()
@@ -404,7 +411,11 @@ fn read_session(
         id: session.facts.id.as_deref(),
         agents: &agents,
     };
-    for (path, by_id, agent) in subagent_files(main, spec, &names) {
+    let files = match own_subagent {
+        true => Vec::new(),
+        false => subagent_files(main, spec, &names),
+    };
+    for (path, by_id, agent) in files {
         let name = relative_name(main, &path);
         let mut interp = Interpreter::new(spec);
         match read_records(&path, spec, layout, &name, &mut warnings, &mut interp) {

@@ -195,7 +195,8 @@ impl Needs {
                 values.push(text)
             }
             Emit::TurnStart => {}
-            Emit::Assistant { text, key, delta } => {
+            Emit::Assistant(a) => {
+                let super::spec::AssistantEmit { text, key, delta } = &**a;
                 values.push(text);
                 values.extend(key.iter().chain(delta));
             }

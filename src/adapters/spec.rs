@@ -332,15 +332,7 @@ pub enum Emit {
     /// A turn starts without a human prompt (a new headless run).
     TurnStart,
     /// Assistant text.
-    Assistant {
-        /// Markdown text.
-        text: ValueSpec,
-        /// Events with equal key and text are kept once (one message written twice).
-        key: Option<ValueSpec>,
-        /// When this value is `true`, the text continues the assistant event just before it
-        /// (streamed chunks).
-        delta: Option<ValueSpec>,
-    },
+    Assistant(Box<AssistantEmit>),
     /// Reasoning text (empty means not retained).
     Thinking {
         /// Reasoning text.
@@ -361,6 +353,18 @@ pub enum Emit {
     },
     /// A run's failure, as bounded facts.
     Failure(Box<FailureEmit>),
+}
+
+/// Fields of emitted assistant text.
+#[derive(Debug, Clone)]
+pub struct AssistantEmit {
+    /// Markdown text.
+    pub text: ValueSpec,
+    /// Events with equal key and text are kept once (one message written twice).
+    pub key: Option<ValueSpec>,
+    /// When this value is `true`, the text continues the assistant event just before it
+    /// (streamed chunks).
+    pub delta: Option<ValueSpec>,
 }
 
 /// Fields of an emitted failure. `stage` and `category` go through tables checked against the
@@ -506,6 +510,9 @@ pub struct ValueSpec {
     pub constant: Option<Json>,
     /// Flatten a string or a list of text parts into one text.
     pub text: bool,
+    /// Remove every match of this regex from the text, then trim it; nothing left makes the
+    /// value absent.
+    pub strip: Option<Box<Regex>>,
     /// Capture group 1 (or the whole match) of this regex over the string value.
     pub regex: Option<Regex>,
     /// Translate the value through this named table.
@@ -517,7 +524,7 @@ pub struct ValueSpec {
     /// Alternatives tried in order when `at` and `const` give nothing; the first present wins.
     pub first_of: Vec<ValueSpec>,
     /// Join an array of scalars into one text with this separator.
-    pub join: Option<String>,
+    pub join: Option<Box<str>>,
     /// Read a number as milliseconds since the Unix epoch and give an RFC 3339 time.
     pub epoch_ms: bool,
     /// Read an externally tagged variant: a string is its own name, an object with exactly one
@@ -703,6 +710,7 @@ struct RawValueFull {
     constant: Option<Json>,
     #[serde(default)]
     text: bool,
+    strip: Option<String>,
     regex: Option<String>,
     map: Option<String>,
     #[serde(default)]
@@ -738,6 +746,7 @@ impl RawValueFull {
             at: Some(at),
             constant: None,
             text: false,
+            strip: None,
             regex: None,
             map: None,
             json: false,
@@ -1278,11 +1287,11 @@ impl Validator<'_> {
                 text: self.value(&f("text"), need(raw.text, "text")?, Target::Free, targets)?,
             },
             "turn_start" => Emit::TurnStart,
-            "assistant" => Emit::Assistant {
+            "assistant" => Emit::Assistant(Box::new(AssistantEmit {
                 text: self.value(&f("text"), need(raw.text, "text")?, Target::Free, targets)?,
                 key: self.opt_value(&f("key"), raw.key, Target::Free, targets)?,
                 delta: self.opt_value(&f("delta"), raw.delta, Target::Free, targets)?,
-            },
+            })),
             "thinking" => Emit::Thinking {
                 text: self.opt_value(&f("text"), raw.text, Target::Free, targets)?,
                 key: self.opt_value(&f("key"), raw.key, Target::Free, targets)?,
@@ -1460,12 +1469,14 @@ impl Validator<'_> {
         if pick.as_ref().is_some_and(|p| p.from_record) {
             return Err(self.invalid(field, "`pick` reads inside the value: write `/field`"));
         }
-        let regex = full
-            .regex
-            .map(|r| {
+        let compile = |r: Option<String>| {
+            r.map(|r| {
                 Regex::new(&r).map_err(|e| self.invalid(field, format!("bad regex `{r}`: {e}")))
             })
-            .transpose()?;
+            .transpose()
+        };
+        let regex = compile(full.regex)?;
+        let strip = compile(full.strip)?.map(Box::new);
         if target == Target::Integer && full.map.is_some() {
             return Err(self.invalid(
                 field,
@@ -1521,12 +1532,13 @@ impl Validator<'_> {
             at,
             constant: full.constant,
             text: full.text,
+            strip,
             regex,
             map: full.map,
             json: full.json,
             pick,
             first_of,
-            join: full.join,
+            join: full.join.map(String::into_boxed_str),
             epoch_ms: full.epoch_ms,
             variant: full.variant,
         })

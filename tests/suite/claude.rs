@@ -189,6 +189,7 @@ fn turns_of_stream(r: &Report) -> Vec<(Option<&str>, Option<&str>, Option<&str>)
 #[test]
 fn each_headless_run_in_one_stream_is_its_own_turn() -> anyhow::Result<()> {
     let r = report(&case("stream-json-runs"))?;
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert_eq!(
         turns_of_stream(&r),
         [
@@ -196,6 +197,36 @@ fn each_headless_run_in_one_stream_is_its_own_turn() -> anyhow::Result<()> {
             (None, Some("Done, and I saw your follow-up."), None),
         ]
     );
+    // The background agent's frames are its own, nested under the call, not the parent's.
+    let first = &r.turns[0];
+    let agent = call(first, "toolu_bg_agent");
+    assert_eq!(agent.status, ToolStatus::Ok);
+    let sub = agent.subagent.as_ref().map(|s| &s.turns);
+    assert_eq!(
+        sub.and_then(|t| t.first())
+            .and_then(|t| t.response.as_ref())
+            .map(|t| t.text.as_str()),
+        Some("Ticket HX-1 looks fine.")
+    );
+    assert!(!steps(first).iter().any(|(_, t)| t.contains("HX-1")));
+    assert_eq!(call(first, "toolu_bg_shell").status, ToolStatus::Error);
+    Ok(())
+}
+
+#[test]
+fn a_streamed_background_launch_is_unknown_without_its_task_event() -> anyhow::Result<()> {
+    let (_dir, main) = without("stream-json-runs", r#""subtype":"task_notification""#)?;
+    let r = report(&main)?;
+    assert_eq!(
+        call(&r.turns[0], "toolu_bg_agent").status,
+        ToolStatus::Unknown
+    );
+    assert_eq!(
+        call(&r.turns[0], "toolu_bg_shell").status,
+        ToolStatus::Unknown
+    );
+    // A foreground call keeps the outcome its own result gives.
+    assert_eq!(call(&r.turns[1], "toolu_wait").status, ToolStatus::Ok);
     Ok(())
 }
 
@@ -240,5 +271,46 @@ fn assistant_content_given_as_a_string_is_one_text_block() -> anyhow::Result<()>
     let w: Vec<&str> = r.warnings.iter().map(|w| w.message.as_str()).collect();
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(w[0].contains("type `assistant` in a shape"), "{w:?}");
+    Ok(())
+}
+
+#[test]
+fn text_typed_beside_command_wrappers_is_the_prompt() -> anyhow::Result<()> {
+    let r = report(&case("command-wrappers"))?;
+    let turns: Vec<(Option<&str>, Option<&str>)> = r
+        .turns
+        .iter()
+        .map(|t| (prompt(t), t.response.as_ref().map(|x| x.text.as_str())))
+        .collect();
+    assert_eq!(
+        turns,
+        [
+            // A slash command keeps its arguments; its output row is not a prompt.
+            (
+                Some("/review\nsrc/app.py"),
+                Some("The review found nothing.")
+            ),
+            (Some("Run this"), Some("Done.")),
+            (Some("deploy\nActual user message"), Some("Deployed.")),
+        ]
+    );
+    Ok(())
+}
+
+#[test]
+fn a_subagent_transcript_given_alone_reads_as_its_own_session() -> anyhow::Result<()> {
+    let file = fixtures()
+        .join("claude-code/background-work/session/subagents/agent-a33702e863208acea.jsonl");
+    let r = report(&file)?;
+    assert!(r.unlinked_subagents.is_empty());
+    assert_eq!(r.turns.len(), 1);
+    assert_eq!(
+        prompt(&r.turns[0]),
+        Some("ticket HX-1: look around and report")
+    );
+    assert_eq!(
+        r.turns[0].response.as_ref().map(|t| t.text.as_str()),
+        Some("Ticket HX-1 looks fine.")
+    );
     Ok(())
 }
