@@ -27,7 +27,8 @@ pub struct RuleSpec {
     pub note: Option<String>,
     /// A `regex` crate pattern.
     pub pattern: String,
-    /// Capture groups that hold the secret, first participating wins; none: the whole match.
+    /// Capture groups that hold the secret, by name or number (each that takes part in a
+    /// match is redacted); none: group 1 or the whole match.
     #[serde(default)]
     pub groups: Vec<String>,
     /// Lowercase strings one of which every match contains; none: the rule always runs.
@@ -362,21 +363,26 @@ impl Engine {
             return out;
         }
         for caps in re.captures_iter(text) {
-            let m = if rule.spec.groups.is_empty() {
-                caps.get(1).or_else(|| caps.get(0))
+            let spans: Vec<regex::Match<'_>> = if rule.spec.groups.is_empty() {
+                caps.get(1).or_else(|| caps.get(0)).into_iter().collect()
             } else {
-                rule.spec.groups.iter().find_map(|g| caps.name(g))
+                rule.spec
+                    .groups
+                    .iter()
+                    .filter_map(|g| g.parse().map_or_else(|_| caps.name(g), |n| caps.get(n)))
+                    .collect()
             };
-            let Some(m) = m else { continue };
-            let after = text[m.end()..].chars().next();
-            if m.as_str().is_empty() || !accept(&rule.spec, m.as_str(), after) {
-                continue;
+            for m in spans {
+                let after = text[m.end()..].chars().next();
+                if m.as_str().is_empty() || !accept(&rule.spec, m.as_str(), after) {
+                    continue;
+                }
+                out.push(Find {
+                    start: m.start(),
+                    end: m.end(),
+                    rule: i,
+                });
             }
-            out.push(Find {
-                start: m.start(),
-                end: m.end(),
-                rule: i,
-            });
         }
         out
     }
@@ -409,24 +415,34 @@ impl Engine {
         for (start, end) in parts {
             let input = regex_automata::Input::new(text).range(start..end);
             for caps in near.rule.captures_iter(input) {
-                let span = if spec.groups.is_empty() {
-                    caps.get_group(1).or_else(|| caps.get_group(0))
+                let spans: Vec<regex_automata::Span> = if spec.groups.is_empty() {
+                    caps.get_group(1)
+                        .or_else(|| caps.get_group(0))
+                        .into_iter()
+                        .collect()
                 } else {
-                    spec.groups.iter().find_map(|g| caps.get_group_by_name(g))
+                    spec.groups
+                        .iter()
+                        .filter_map(|g| {
+                            g.parse()
+                                .map_or_else(|_| caps.get_group_by_name(g), |n| caps.get_group(n))
+                        })
+                        .collect()
                 };
-                let Some(span) = span else { continue };
-                let Some(secret) = text.get(span.start..span.end) else {
-                    continue;
-                };
-                let after = text[span.end..].chars().next();
-                if secret.is_empty() || !accept(spec, secret, after) {
-                    continue;
+                for span in spans {
+                    let Some(secret) = text.get(span.start..span.end) else {
+                        continue;
+                    };
+                    let after = text[span.end..].chars().next();
+                    if secret.is_empty() || !accept(spec, secret, after) {
+                        continue;
+                    }
+                    out.push(Find {
+                        start: span.start,
+                        end: span.end,
+                        rule: i,
+                    });
                 }
-                out.push(Find {
-                    start: span.start,
-                    end: span.end,
-                    rule: i,
-                });
             }
         }
         out
@@ -501,13 +517,13 @@ fn plausible(value: &str, after: Option<char>) -> bool {
     !(reference
         || v.contains(['«', '»'])
         || placeholder(&lower)
-        || v.starts_with('$')
+        || variable(v)
         || v.starts_with("{{")
         || v.starts_with('<') && v.ends_with('>')
         || lower.starts_with("{env:")
         || lower.starts_with("{file:")
         || member_access(v)
-        || v.chars().all(|c| c.is_ascii_digit() || c == '.')
+        || short_number(v)
         || matches!(
             lower.as_str(),
             "true"
@@ -535,6 +551,28 @@ fn plausible(value: &str, after: Option<char>) -> bool {
                 | "object"
                 | "unknown"
         ))
+}
+
+/// A shell or template variable (`$TOKEN`, `${TOKEN}`, `$(gh auth token)`, `'$PASS'` from
+/// `"'$PASS'"` quoting), not a crypt-style hash (`$2a$12$…`, `$6$salt$…`, `$krb5asrep$…`).
+fn variable(v: &str) -> bool {
+    let v = v.trim_start_matches(['\'', '"']);
+    let Some(rest) = v.strip_prefix('$') else {
+        return false;
+    };
+    let id: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    id.is_empty() || !rest[id.len()..].starts_with('$')
+}
+
+/// A number that is a count, a port or a version (`4096`, `1.2.3`) rather than a numeric key
+/// or PIN-like secret: digits and dots, fewer than six digits. Longer runs of digits are
+/// secrets where a rule finds them (`asana_key = "8195513847023883"`, `password=123456`).
+fn short_number(v: &str) -> bool {
+    v.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && v.chars().filter(char::is_ascii_digit).count() < 6
 }
 
 /// A placeholder someone already put in place of a secret: the word `redacted` on its own

@@ -12,10 +12,11 @@ mod hostile; // hostile and broken input: no panic, no planted secret in any out
 mod html; // the notebook: self-contained, offline, escaped, linkable
 mod opencode; // OpenCode in every native layout: export, run output, storage tree, opencode.db
 mod outcomes; // Codex and Gemini CLI tool outcomes from native-format fixtures
-mod planted;
+mod planted; // a secret planted in any field of any harness never reaches output
 mod records; // unknown records, calls without a usable id, detection past bookkeeping
+mod secret_vectors; // the public secret-rule vectors: every example redacted, every negative kept
 mod snapshots; // the report model of each fixture, pinned with insta
-mod xss; // hostile transcript content in real Chromium: no script, no violation, no request // a secret planted in any field of any harness never reaches output
+mod xss; // hostile transcript content in real Chromium: no script, no violation, no request
 
 use std::path::{Path, PathBuf};
 
