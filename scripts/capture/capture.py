@@ -171,13 +171,28 @@ class Proc:
             pass
 
 
+# The mock's port is written into some sessions (Claude Code names its "inference gateway" in API
+# error texts): a fixed port per harness keeps re-captures identical; a busy one falls back to any.
+MOCK_PORTS = {"claude-code": 47101, "codex": 47102, "gemini-cli": 47103, "opencode": 47104}
+
+
+def preferred_port(harness):
+    port = MOCK_PORTS[harness]
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return 0
+    return port
+
+
 class Mock:
     def __init__(self, harness, scenario_path, root):
         self.log = os.path.join(root, "mock-requests.jsonl")
         self.port_file = os.path.join(root, "mock.port")
         self.err = open(os.path.join(root, "mock.err"), "ab")
         self.p = subprocess.Popen([sys.executable, "-B", os.path.join(MOCKS, MOCK_OF[harness]), "--scenario", scenario_path,
-                                   "--port", "0", "--port-file", self.port_file, "--log", self.log,
+                                   "--port", str(preferred_port(harness)), "--port-file", self.port_file, "--log", self.log,
                                    "--bodies", os.path.join(root, "mock-bodies.jsonl")],
                                   stdin=subprocess.DEVNULL, stdout=self.err, stderr=self.err)
         for _ in range(200):
@@ -357,15 +372,17 @@ class Codex(Harness):
     def setup(self):
         self.codex_home = os.path.join(self.home, ".codex")
         os.makedirs(self.codex_home, exist_ok=True)
+        # the scenario's own settings go with the top-level keys, before the first table
         config = [
             'model = "gpt-5.5"', 'model_provider = "mock"', 'check_for_update_on_startup = false',
+            self.opts.get("config") or "",
             '[analytics]', 'enabled = false',
             '[model_providers.mock]', 'name = "mock"', f'base_url = "{self.mock.url}/v1"',
             'wire_api = "responses"', 'env_key = "MOCK_API_KEY"',
             'request_max_retries = 0', 'stream_max_retries = 0',
         ]
         with open(os.path.join(self.codex_home, "config.toml"), "w") as fh:
-            fh.write("\n".join(config) + "\n" + (self.opts.get("config") or "") + "\n")
+            fh.write("\n".join(config) + "\n")
         self.env.update({"CODEX_HOME": self.codex_home, "MOCK_API_KEY": "mock-key"})
         self.finish_env()
 
@@ -736,15 +753,23 @@ def identity_strings():
     return out
 
 
-def privacy_check(outdir):
+# Text a harness writes that looks like an identity but is not one: Codex's multi-agent tree
+# names its root agent `/root` and its children `/root/<task name>` (the same on every machine).
+NOT_IDENTITY = {"codex": [re.compile(rb"(?<![\w.-])/root(?:/[a-z0-9_]+|/\.\.\.)*(?![\w.-]|/[.\w])")]}
+
+
+def privacy_check(outdir, harness):
     """Every place a capture names this machine or its user, as 'file: what (text)'."""
     found = []
     pats = identity_strings()
+    allowed = NOT_IDENTITY.get(harness, []) if os.path.realpath(os.path.expanduser("~")) == "/root" else []
     for dirpath, _, names in os.walk(outdir):
         for name in sorted(names):
             path = os.path.join(dirpath, name)
             with open(path, "rb") as fh:
                 data = fh.read()
+            for pat in allowed:
+                data = pat.sub(lambda m: b" " * len(m.group(0)), data)
             for what, pat in pats:
                 m = pat.search(data)
                 if m:
@@ -981,7 +1006,7 @@ def main():
             fresh = dest + ".new"
             shutil.rmtree(fresh, ignore_errors=True)
             meta = capture_one(harness, scen_path, fresh, installed, args.timeout, args.keep, base)
-            leaks = privacy_check(fresh)
+            leaks = privacy_check(fresh, harness)
             if leaks and not args.allow_identity:
                 for leak in leaks:
                     say(f"{name}: names this machine: {leak}")
