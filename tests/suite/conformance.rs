@@ -194,7 +194,12 @@ fn category(line: &str) -> Option<&str> {
 }
 
 /// Compares the calls of one turn; `at` is the turn's place (`t2`, `t1.sub1.t1`).
-fn compare_calls(at: &str, expected: &[CallExpect], read: &[&ToolCallView], out: &mut Vec<Mismatch>) {
+fn compare_calls(
+    at: &str,
+    expected: &[CallExpect],
+    read: &[&ToolCallView],
+    out: &mut Vec<Mismatch>,
+) {
     let read_words: Vec<&str> = read.iter().map(|c| status_word(c.status)).collect();
     let mut flat: Vec<String> = Vec::new();
     for e in expected {
@@ -261,11 +266,7 @@ fn compare_calls(at: &str, expected: &[CallExpect], read: &[&ToolCallView], out:
             }),
             (Some(_), None) => out.push(Mismatch {
                 at: format!("{at}.subagent"),
-                detail: format!(
-                    "call {} ({}) has no subagent nested",
-                    k + 1,
-                    read[k].name
-                ),
+                detail: format!("call {} ({}) has no subagent nested", k + 1, read[k].name),
             }),
             (Some(w), Some(s)) => {
                 compare_turns(&format!("{at}.sub{}", k + 1), &w.turns, &s.turns, None, out)
@@ -513,8 +514,8 @@ fn every_capture_reads_as_its_scenario_says() -> anyhow::Result<()> {
             .join("scenarios")
             .join(&capture.harness)
             .join(format!("{}.json", capture.scenario));
-        let scenario = load_scenario(&path)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let scenario =
+            load_scenario(&path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         if scenario.script != capture.script {
             failures.push(format!(
                 "{name}: the scenario's script changed since it was captured; re-capture it \
@@ -540,7 +541,9 @@ fn every_capture_reads_as_its_scenario_says() -> anyhow::Result<()> {
         let names: BTreeSet<&str> = capture.forms.iter().map(|f| f.form.as_str()).collect();
         for form in scenario.forms.keys() {
             if !names.contains(form.as_str()) {
-                failures.push(format!("{name}: `forms` names {form}, which the capture lacks"));
+                failures.push(format!(
+                    "{name}: `forms` names {form}, which the capture lacks"
+                ));
             }
         }
         let mut gaps_seen = vec![false; scenario.known_gaps.len()];
@@ -554,10 +557,7 @@ fn every_capture_reads_as_its_scenario_says() -> anyhow::Result<()> {
                     .position(|g| g.form == form.form && g.at == m.at);
                 match gap {
                     Some(i) => gaps_seen[i] = true,
-                    None => failures.push(format!(
-                        "{name} {}: {}: {}",
-                        form.form, m.at, m.detail
-                    )),
+                    None => failures.push(format!("{name} {}: {}: {}", form.form, m.at, m.detail)),
                 }
             }
         }
@@ -596,8 +596,7 @@ fn every_capture_reads_as_its_scenario_says() -> anyhow::Result<()> {
 /// releases.
 #[test]
 fn every_scenario_is_captured_with_the_pinned_release() -> anyhow::Result<()> {
-    let manifest: Json =
-        serde_json::from_slice(&std::fs::read(captured().join("MANIFEST.json"))?)?;
+    let manifest: Json = serde_json::from_slice(&std::fs::read(captured().join("MANIFEST.json"))?)?;
     let versions: Json = serde_json::from_slice(&std::fs::read(rig().join("versions.json"))?)?;
     let mut missing = Vec::new();
     for harness in ["claude-code", "codex", "gemini-cli", "opencode"] {
@@ -622,9 +621,7 @@ fn every_scenario_is_captured_with_the_pinned_release() -> anyhow::Result<()> {
         names.sort();
         assert!(!names.is_empty(), "{harness} has scenarios");
         for name in names {
-            let dir = captured()
-                .join(format!("{harness}-{pinned}"))
-                .join(&name);
+            let dir = captured().join(format!("{harness}-{pinned}")).join(&name);
             if !dir.join("capture.json").is_file() {
                 missing.push(format!("{harness}/{name}"));
             }
