@@ -1192,6 +1192,24 @@ impl TurnsTemplate<'_> {
         if errors > 0 {
             parts.push(plural(errors, "error"));
         }
+        // What someone said into the running turn is named here, so a closed process does
+        // not hide it.
+        let typed = turn
+            .steps
+            .iter()
+            .filter(|s| matches!(s, StepView::UserMessage(_)))
+            .count();
+        if typed > 0 {
+            parts.push(plural(typed, "user message"));
+        }
+        let notices = turn
+            .steps
+            .iter()
+            .filter(|s| matches!(s, StepView::Notice(_)))
+            .count();
+        if notices > 0 {
+            parts.push(plural(notices, "notice"));
+        }
         parts.join(" · ")
     }
 

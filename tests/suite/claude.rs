@@ -314,3 +314,15 @@ fn a_subagent_transcript_given_alone_reads_as_its_own_session() -> anyhow::Resul
     );
     Ok(())
 }
+
+#[test]
+fn the_page_shows_notices_and_mid_turn_messages_and_names_them_in_the_process_line()
+-> anyhow::Result<()> {
+    let r = report(&case("background-work"))?;
+    let html = tracebook::render::html(&r)?;
+    assert!(html.contains(r#"<li class="step user-message" data-kind="user_message" id="t2-s3">"#));
+    assert!(html.contains(r#"<li class="step notice" data-kind="notice" id="t2-s2">"#));
+    assert!(html.contains("1 tool call · 1 user message · 1 notice"));
+    assert!(html.contains("also tell me the time"));
+    Ok(())
+}

@@ -162,3 +162,29 @@ fn a_forced_adapter_that_reads_nothing_exits_2_and_says_so() {
     );
     assert!(!out.path().join("n.html").exists());
 }
+
+#[test]
+fn gemini_calls_without_ids_keep_their_own_results() -> anyhow::Result<()> {
+    let r = report(&fixtures().join("gemini-cli/call-without-id/recording.jsonl"))?;
+    let calls = calls(&r);
+    let seen: Vec<(&str, &str, ToolStatus)> = calls
+        .iter()
+        .map(|c| (c.name.as_str(), c.call_id.as_str(), c.status))
+        .collect();
+    // The shell call that exited 3 keeps its own error; each call its own output.
+    assert_eq!(
+        seen,
+        [
+            ("run_shell_command", "7:1", ToolStatus::Ok),
+            ("run_shell_command", "7:2", ToolStatus::Error),
+            ("write_file", "12:1", ToolStatus::Ok),
+        ]
+    );
+    assert_eq!(calls[1].exit_code, Some(3));
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.message.contains("3 tool call(s) carry no call id"))
+    );
+    Ok(())
+}
