@@ -534,3 +534,133 @@ fn list_and_render_all_go_on_past_a_bomb_and_exit_3() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// Renders a database file; returns the exit code, standard error and how long it took.
+fn render_db(db: &std::path::Path) -> anyhow::Result<(Option<i32>, String, std::time::Duration)> {
+    let start = std::time::Instant::now();
+    let out = crate::tracebook()
+        .args(["render", "--format", "json", "-o", "-"])
+        .arg(db)
+        .timeout(std::time::Duration::from_secs(90))
+        .output()?;
+    Ok((
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        start.elapsed(),
+    ))
+}
+
+/// OpenCode's tables, with `session` or `message` replaced by the view given.
+fn hostile_db(dir: &std::path::Path, view: &str) -> anyhow::Result<std::path::PathBuf> {
+    let db = dir.join("opencode.db");
+    let conn = rusqlite::Connection::open(&db)?;
+    let tables = [
+        (
+            "session",
+            "CREATE TABLE session (id TEXT, project_id TEXT, parent_id TEXT, slug TEXT, directory TEXT, title TEXT, version TEXT, time_updated INTEGER); INSERT INTO session VALUES ('ses_1', 'p', NULL, 's', '/w', 't', '1', 1);",
+        ),
+        (
+            "message",
+            "CREATE TABLE message (id TEXT, session_id TEXT, data TEXT);",
+        ),
+        (
+            "part",
+            "CREATE TABLE part (id TEXT, session_id TEXT, message_id TEXT, data TEXT);",
+        ),
+    ];
+    for (name, sql) in tables {
+        if !view.contains(&format!("CREATE VIEW {name} ")) {
+            conn.execute_batch(sql)?;
+        }
+    }
+    conn.execute_batch(view)?;
+    Ok(db)
+}
+
+#[test]
+fn a_session_view_over_an_endless_recursive_query_is_refused_at_once() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let db = hostile_db(
+        dir.path(),
+        "CREATE VIEW session AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) \
+         SELECT 'ses_' || n AS id, NULL AS project_id, NULL AS parent_id, 's' AS slug, \
+         '/w' AS directory, 't' AS title, '1' AS version, n AS time_updated FROM r;",
+    )?;
+    let (code, stderr, took) = render_db(&db)?;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`session` is a view or a trigger, where a table is expected"),
+        "{stderr}"
+    );
+    assert!(took.as_secs() < 20, "{took:?}");
+    // `list` finds it where OpenCode keeps its database, and goes on.
+    let home = tempfile::tempdir()?;
+    let data = home.path().join("data/opencode");
+    std::fs::create_dir_all(&data)?;
+    std::fs::copy(&db, data.join("opencode.db"))?;
+    let out = crate::tracebook()
+        .env("HOME", home.path())
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .arg("list")
+        .timeout(std::time::Duration::from_secs(90))
+        .output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("is a view"), "{stderr}");
+    Ok(())
+}
+
+#[test]
+fn a_message_view_of_millions_of_rows_is_refused_without_reading_it() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let db = hostile_db(
+        dir.path(),
+        "CREATE TABLE d (x INTEGER); \
+         INSERT INTO d VALUES (0), (1), (2), (3), (4), (5), (6), (7), (8), (9); \
+         CREATE VIEW message AS SELECT 'msg_' || (a.x + 10 * b.x + 100 * c.x) AS id, \
+         'ses_1' AS session_id, '{\"role\":\"user\",\"sessionID\":\"ses_1\"}' AS data \
+         FROM d a, d b, d c, d e, d f, d g, d h, d i;",
+    )?;
+    let (code, stderr, took) = render_db(&db)?;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("`message` is a view"), "{stderr}");
+    assert!(took.as_secs() < 20, "{took:?}");
+    Ok(())
+}
+
+#[test]
+fn a_locked_damaged_or_foreign_database_gets_a_message_that_names_the_cause() -> anyhow::Result<()>
+{
+    let dir = tempfile::tempdir()?;
+    let good = crate::opencode::build_db(dir.path())?;
+    // Another program holds an exclusive lock (a rollback journal: readers are kept out).
+    let locked = dir.path().join("locked.db");
+    std::fs::copy(&good, &locked)?;
+    let holder = rusqlite::Connection::open(&locked)?;
+    holder.execute_batch(
+        "PRAGMA journal_mode = DELETE; PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; \
+         CREATE TABLE held (x INTEGER);",
+    )?;
+    let (code, stderr, took) = render_db(&locked)?;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("locked by another program"), "{stderr}");
+    assert!(took.as_secs() < 30, "{took:?}");
+    drop(holder);
+    // Damaged pages after an intact header.
+    let damaged = dir.path().join("damaged.db");
+    let mut bytes = std::fs::read(&good)?;
+    for b in bytes.iter_mut().skip(100).take(8192) {
+        *b = 0xA5;
+    }
+    std::fs::write(&damaged, bytes)?;
+    let (code, stderr, _) = render_db(&damaged)?;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("damaged"), "{stderr}");
+    // A name that says database, and bytes that do not.
+    let fake = dir.path().join("fake.db");
+    std::fs::write(&fake, "SQLite format 2 and then some text")?;
+    let (code, stderr, _) = render_db(&fake)?;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("not an SQLite database"), "{stderr}");
+    Ok(())
+}
