@@ -866,42 +866,69 @@ def capture_one(harness, scenario_path, outdir, installed, timeout_default, keep
 
 # --------------------------------------------------------------------------- what tracebook reads
 
-VOLATILE = {"generated_at", "tool_version", "timestamp", "result_timestamp", "started_at", "ended_at",
-            "call_id", "agent_id", "source"}
-
-
-def reading(tracebook, path):
-    """tracebook's report of one capture's form, without what differs between two captures of
-    the same scenario (times, ids, the tool's version), as pretty JSON lines; or the error."""
+def reading(tracebook, path, full=False):
+    """tracebook's reading of one capture's form, as lines to diff: by default what a reader
+    relies on (per turn: the prompt, each step with each call's name, status and exit code, the
+    response status and failure line; the warnings and skipped records), with --full-diff the
+    whole JSON report without times, ids and the tool's version; or the error."""
     r = subprocess.run(tracebook + ["render", path, "--format", "json", "-o", "-", "-q"],
                        capture_output=True, text=True)
     if r.returncode != 0:
-        return [f"exit {r.returncode}: {r.stderr.strip()}"]
+        return [f"exit {r.returncode}: {r.stderr.strip().replace(os.path.dirname(path) + os.sep, '')}"]
     try:
         rep = json.loads(r.stdout)
     except ValueError:
         return ["not JSON"]
+    if full:
+        volatile = {"generated_at", "tool_version", "timestamp", "result_timestamp", "started_at",
+                    "ended_at", "call_id", "agent_id", "source"}
 
-    def strip(v):
-        if isinstance(v, dict):
-            return {k: strip(x) for k, x in v.items() if k not in VOLATILE}
-        if isinstance(v, list):
-            return [strip(x) for x in v]
-        return v
-    rep = strip(rep)
-    if isinstance(rep.get("session"), dict):
-        rep["session"].pop("id", None)
-        rep["session"].pop("parent", None)
-    return json.dumps(rep, indent=1, sort_keys=True).splitlines()
+        def strip(v):
+            if isinstance(v, dict):
+                return {k: strip(x) for k, x in v.items() if k not in volatile}
+            if isinstance(v, list):
+                return [strip(x) for x in v]
+            return v
+        rep = strip(rep)
+        if isinstance(rep.get("session"), dict):
+            rep["session"].pop("id", None)
+            rep["session"].pop("parent", None)
+        return json.dumps(rep, indent=1, sort_keys=True).splitlines()
+    out = [f"harness {rep['session']['harness']}, {len(rep['turns'])} turn(s)"]
+
+    def turns(ts, ind):
+        for t in ts:
+            prompt = (t.get("prompt") or {}).get("text")
+            out.append(f"{ind}turn {t['number']}: prompt {prompt[:60]!r}" if prompt is not None
+                       else f"{ind}turn {t['number']}: no prompt")
+            for s in t["steps"]:
+                if s["type"] == "tool_call":
+                    code = f" exit {s['exit_code']}" if s.get("exit_code") is not None else ""
+                    out.append(f"{ind}  call {s['name']} ({s['kind']}): {s['status']}{code}")
+                    if s.get("failure"):
+                        out.append(f"{ind}    failure {s['failure']}")
+                    if s.get("subagent"):
+                        turns(s["subagent"]["turns"], ind + "    ")
+                else:
+                    out.append(f"{ind}  {s['type']}")
+            out.append(f"{ind}  response {t['response_status']}")
+            if t.get("failure"):
+                out.append(f"{ind}  failure {t['failure']}")
+    turns(rep["turns"], "")
+    for sub in rep.get("unlinked_subagents") or []:
+        out.append(f"unlinked subagent with {len(sub['turns'])} turn(s)")
+    out += [f"skipped {s['count']} {s['reason']}" for s in rep.get("skipped") or []]
+    out += [f"warning: {w['message']}" for w in rep.get("warnings") or []]
+    return out
 
 
-def readings_of(tracebook, capdir):
+def readings_of(tracebook, capdir, full=False):
     try:
         with open(os.path.join(capdir, "capture.json")) as fh:
             meta = json.load(fh)
     except (OSError, ValueError):
         return {}
-    return {f["form"]: reading(tracebook, os.path.join(capdir, f["path"])) for f in meta.get("forms") or []}
+    return {f["form"]: reading(tracebook, os.path.join(capdir, f["path"]), full) for f in meta.get("forms") or []}
 
 
 def build_tracebook():
@@ -972,6 +999,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=180, help="seconds per harness run (default 180)")
     ap.add_argument("--keep", action="store_true", help="keep the throwaway HOME, work folder and mock logs")
     ap.add_argument("--no-diff", action="store_true", help="do not build tracebook nor print what changed")
+    ap.add_argument("--full-diff", action="store_true",
+                    help="diff the whole JSON report (times and ids left out), not only what a reader relies on")
     ap.add_argument("--allow-identity", action="store_true",
                     help="keep a capture that names this machine or user (default: refuse it)")
     args = ap.parse_args()
@@ -1017,10 +1046,12 @@ def main():
                 say(f"{name}: the harness wrote no session file; not kept ({fresh})")
                 failed.append(f"{harness}/{name}")
                 continue
-            before_dir = dest if os.path.isdir(dest) else os.path.join(
-                os.path.abspath(args.out), f"{harness}-{old_version}", name)
-            before = readings_of(tracebook, before_dir) if tracebook else {}
-            after = readings_of(tracebook, fresh) if tracebook else {}
+            # what to compare with: the capture this one replaces, else the pinned release's
+            candidates = [dest] + [os.path.join(root, f"{harness}-{v}", name)
+                                   for root in (os.path.abspath(args.out), CAPTURED) for v in (version, old_version)]
+            before_dir = next((c for c in candidates if os.path.isdir(c)), dest)
+            before = readings_of(tracebook, before_dir, args.full_diff) if tracebook else {}
+            after = readings_of(tracebook, fresh, args.full_diff) if tracebook else {}
             shutil.rmtree(dest, ignore_errors=True)
             os.rename(fresh, dest)
             ok += 1
