@@ -149,6 +149,10 @@ pub struct Entry {
     /// The session's id inside the storage tree or database at `path`. Not printed.
     #[serde(skip)]
     pub session: Option<String>,
+    /// The subagents this session's notebook holds (nested under their calls, or listed as
+    /// not linked to one), by id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subagents: Vec<String>,
 }
 
 impl Entry {
@@ -171,8 +175,34 @@ impl Entry {
                 .map(|p| first_line(&p.text, 100)),
             path: found.path.clone(),
             session: found.session.clone(),
+            subagents: subagents_shown(report),
         }
     }
+}
+
+/// The ids of the subagents a report shows: nested under a call at any depth, or unlinked.
+fn subagents_shown(report: &Report) -> Vec<String> {
+    fn walk(turns: &[crate::report::model::TurnView], out: &mut Vec<String>) {
+        for step in turns.iter().flat_map(|t| &t.steps) {
+            if let crate::report::model::StepView::ToolCall(call) = step
+                && let Some(sub) = &call.subagent
+            {
+                if !out.contains(&sub.agent_id) {
+                    out.push(sub.agent_id.clone());
+                }
+                walk(&sub.turns, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&report.turns, &mut out);
+    for sub in &report.unlinked_subagents {
+        if !out.contains(&sub.agent_id) {
+            out.push(sub.agent_id.clone());
+        }
+        walk(&sub.turns, &mut out);
+    }
+    out
 }
 
 /// A file's name without its extensions (`rollout-x.jsonl.zst` → `rollout-x`).
@@ -299,12 +329,12 @@ pub fn error_text(err: &anyhow::Error, path: &Path) -> String {
     crate::privacy::paths::scrub_home(&text)
 }
 
-/// Whether a row is a subagent session whose parent is among `rows` (same harness): the
-/// parent's notebook holds it nested.
+/// Whether a row is a subagent session whose parent is among `rows` (same harness) and whose
+/// notebook really holds it. A subagent its parent's notebook does not show stays listed.
 pub fn nested_in(row: &Entry, rows: &[Entry]) -> bool {
     row.parent.as_ref().is_some_and(|parent| {
         rows.iter()
-            .any(|r| r.harness == row.harness && r.id == *parent)
+            .any(|r| r.harness == row.harness && r.id == *parent && r.subagents.contains(&row.id))
     })
 }
 

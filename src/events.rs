@@ -326,11 +326,14 @@ pub enum EventKind {
         /// The notice text.
         text: String,
     },
-    /// A new run starts a turn that has no human prompt in the log (a headless stream holds
-    /// no prompts; each run opens a turn).
-    TurnStart,
     /// The user interrupted the agent.
     Interrupt,
+    /// A run started without a prompt (a stream that writes none): a new turn begins here,
+    /// unless the running turn holds nothing yet.
+    TurnStart,
+    /// The running turn ended: its last assistant message is its response, and what follows
+    /// belongs to a new turn.
+    TurnEnd,
     /// The conversation was compacted; the summary when retained.
     Compaction {
         /// The summary text.

@@ -4,11 +4,13 @@
 //! Invariants:
 //! - a turn starts at a human prompt; events before the first prompt form a turn without one;
 //!   a new run of a log that holds no prompts (a turn start) opens a turn without one, which a
-//!   prompt written right after it fills; a message typed mid-turn or a notice from something
-//!   other than the human joins the running turn, in order;
+//!   prompt written right after it fills, and what follows a turn the log marks ended opens
+//!   another; a message typed mid-turn or a notice from something other than the human joins
+//!   the running turn, in order;
 //! - inside a turn, events keep their source order;
 //! - an assistant message is the terminal response only when it is the turn's final retained
-//!   event; otherwise the turn is `incomplete` and the message stays an intermediate response;
+//!   event, or the last assistant message of a turn the log marks ended; otherwise the turn is
+//!   `incomplete` and the message stays an intermediate response;
 //! - a turn whose run failed carries the failure's fixed line and is `incomplete`; a subagent's
 //!   failure is also carried by the call that started it;
 //! - the outcome lists only what the log retained; nothing is read from any worktree.
@@ -268,55 +270,80 @@ impl Linked {
     }
 }
 
+/// The events of one turn while they are grouped: its prompt, its events, and whether the log
+/// said it ended.
+struct Group {
+    prompt: Option<Stamped<String>>,
+    events: Vec<Event>,
+    ended: bool,
+}
+
+impl Group {
+    fn new(prompt: Option<Stamped<String>>, events: Vec<Event>) -> Self {
+        Self {
+            prompt,
+            events,
+            ended: false,
+        }
+    }
+
+    /// A turn that has begun and holds nothing yet.
+    fn is_fresh(&self) -> bool {
+        self.events.is_empty() && !self.ended
+    }
+}
+
 fn turns(events: Vec<Event>, linked: &mut Linked) -> Vec<Turn> {
-    // (prompt, events, opened by a turn start)
-    let mut groups: Vec<(Option<Stamped<String>>, Vec<Event>, bool)> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
     for event in events {
-        match event {
-            Event {
-                kind: EventKind::Prompt { text },
-                timestamp,
-            } => {
-                let prompt = Some(Stamped {
+        match event.kind {
+            EventKind::Prompt { text } => {
+                let prompt = Stamped {
                     value: text,
-                    timestamp,
-                });
-                // A run's start, then its prompt: one turn.
+                    timestamp: event.timestamp,
+                };
+                // A prompt right after a run's start, with nothing between, is that turn's.
                 match groups.last_mut() {
-                    Some((slot @ None, events, true)) if events.is_empty() => *slot = prompt,
-                    _ => groups.push((prompt, Vec::new(), false)),
+                    Some(g) if g.prompt.is_none() && g.is_fresh() => g.prompt = Some(prompt),
+                    _ => groups.push(Group::new(Some(prompt), Vec::new())),
                 }
             }
-            Event {
-                kind: EventKind::TurnStart,
-                ..
-            } => match groups.last() {
-                Some((None, events, _)) if events.is_empty() => {
-                    if let Some(last) = groups.last_mut() {
-                        last.2 = true;
-                    }
+            // A run's start begins a turn, unless the running one holds nothing yet.
+            EventKind::TurnStart => {
+                if !groups.last().is_some_and(Group::is_fresh) {
+                    groups.push(Group::new(None, Vec::new()));
                 }
-                _ => groups.push((None, Vec::new(), true)),
-            },
-            event => match groups.last_mut() {
-                Some((_, events, _)) => events.push(event),
-                None => groups.push((None, vec![event], false)),
-            },
+            }
+            EventKind::TurnEnd => {
+                if let Some(g) = groups.last_mut() {
+                    g.ended = true;
+                }
+            }
+            kind => {
+                let event = Event {
+                    timestamp: event.timestamp,
+                    kind,
+                };
+                match groups.last_mut() {
+                    Some(g) if !g.ended => g.events.push(event),
+                    _ => groups.push(Group::new(None, vec![event])),
+                }
+            }
         }
     }
     groups
         .into_iter()
         .enumerate()
-        .map(|(i, (prompt, events, _))| turn(i + 1, prompt, events, linked))
+        .map(|(i, g)| turn(i + 1, g, linked))
         .collect()
 }
 
-fn turn(
-    number: usize,
-    prompt: Option<Stamped<String>>,
-    events: Vec<Event>,
-    linked: &mut Linked,
-) -> Turn {
+fn turn(number: usize, group: Group, linked: &mut Linked) -> Turn {
+    let Group {
+        prompt,
+        events,
+        ended,
+    } = group;
     // A failure that names a call of this turn belongs to that call (its subagent failed);
     // any other failure is the turn's own, and the last one recorded stands.
     let calls: Vec<&str> = events
@@ -337,14 +364,20 @@ fn turn(
         }
     }
     // The terminal response is the final retained event, if it is assistant text; compaction
-    // markers, notices and failures are not process events. A failed run has no terminal
-    // response.
-    let last = events.iter().rposition(|e| {
-        !matches!(
-            e.kind,
-            EventKind::Compaction { .. } | EventKind::Failure(_) | EventKind::Notice { .. }
-        )
-    });
+    // markers, notices and failures are not process events. In a turn the log says ended, it
+    // is the last assistant text. A failed run has no terminal response.
+    let last = if ended {
+        events
+            .iter()
+            .rposition(|e| matches!(e.kind, EventKind::Assistant { .. }))
+    } else {
+        events.iter().rposition(|e| {
+            !matches!(
+                e.kind,
+                EventKind::Compaction { .. } | EventKind::Failure(_) | EventKind::Notice { .. }
+            )
+        })
+    };
     let terminal = last
         .filter(|&i| matches!(events[i].kind, EventKind::Assistant { .. }))
         .filter(|_| turn_failure.is_none());
@@ -353,7 +386,10 @@ fn turn(
     for (i, event) in events.into_iter().enumerate() {
         let ts = event.timestamp;
         let step = match event.kind {
-            EventKind::Prompt { .. } | EventKind::Failure(_) | EventKind::TurnStart => continue,
+            EventKind::Prompt { .. }
+            | EventKind::Failure(_)
+            | EventKind::TurnStart
+            | EventKind::TurnEnd => continue,
             EventKind::UserMessage { text } => Step::UserMessage(Stamped {
                 value: text,
                 timestamp: ts,
@@ -521,6 +557,65 @@ fn outcome(steps: &[Step]) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ev(kind: EventKind) -> Event {
+        Event {
+            timestamp: None,
+            kind,
+        }
+    }
+
+    fn say(text: &str) -> Event {
+        ev(EventKind::Assistant { text: text.into() })
+    }
+
+    fn project_events(events: Vec<Event>) -> Vec<Turn> {
+        let mut linked = Linked::new(Vec::new(), &events);
+        turns(events, &mut linked)
+    }
+
+    #[test]
+    fn run_boundaries_split_a_stream_without_prompts() {
+        let call = ev(EventKind::Interrupt);
+        let turns = project_events(vec![
+            ev(EventKind::TurnStart),
+            ev(EventKind::TurnStart), // a thread's start, then its turn's: one turn
+            say("first answer"),
+            call,
+            ev(EventKind::TurnEnd),
+            ev(EventKind::TurnStart),
+            ev(EventKind::Prompt {
+                text: "asked".into(),
+            }),
+            say("second answer"),
+            ev(EventKind::TurnEnd),
+            say("after the end"),
+        ]);
+        assert_eq!(turns.len(), 3);
+        // Ended: the last message is the answer even though a step came after it.
+        assert_eq!(turns[0].response_status, ResponseStatus::Complete);
+        assert_eq!(
+            turns[0].response.as_ref().map(|r| r.value.as_str()),
+            Some("first answer")
+        );
+        assert!(turns[0].prompt.is_none());
+        // A prompt right after a run's start is that turn's prompt.
+        assert_eq!(
+            turns[1].prompt.as_ref().map(|p| p.value.as_str()),
+            Some("asked")
+        );
+        assert_eq!(turns[1].response_status, ResponseStatus::Complete);
+        // What follows an ended turn opens a new one.
+        assert!(turns[2].prompt.is_none());
+        assert_eq!(turns[2].response_status, ResponseStatus::Complete);
+    }
+
+    #[test]
+    fn without_boundaries_a_message_before_a_step_is_not_the_answer() {
+        let turns = project_events(vec![say("not the answer"), ev(EventKind::Interrupt)]);
+        assert_eq!(turns.len(), 1);
+        assert_eq!(turns[0].response_status, ResponseStatus::Incomplete);
+    }
 
     #[test]
     fn recognises_verification_commands() {

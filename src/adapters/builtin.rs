@@ -60,6 +60,9 @@ mod tests {
             }),
             patch: None,
             agent_id: None,
+            name: None,
+            kind: None,
+            command: None,
         };
         tool_status(spec, Some(&result), &mut BTreeSet::new()).0
     }

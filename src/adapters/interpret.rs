@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 use serde_json::Value as Json;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::spec::{
     Action, AdapterSpec, AssistantEmit, Condition, Emit, JsonType, PatchSpec, Pointer, Rule,
@@ -34,10 +34,13 @@ pub(crate) enum RawBody {
     Prompt(String),
     UserMessage(String),
     Notice(String),
-    TurnStart,
+    /// A prompt that stands only when its stream holds no `Prompt`; else skipped for the reason.
+    FallbackPrompt(String, String),
     Assistant(String),
     Thinking(Option<String>),
     Interrupt,
+    TurnStart,
+    TurnEnd,
     Compaction(Option<String>),
     ToolCall(RawCall),
     ToolResult(RawResult),
@@ -75,6 +78,10 @@ pub(crate) struct RawResult {
     pub(crate) exit_code: Option<Word>,
     pub(crate) patch: Option<String>,
     pub(crate) agent_id: Option<String>,
+    /// What names the call when the log holds no call with this id.
+    pub(crate) name: Option<String>,
+    pub(crate) kind: Option<Word>,
+    pub(crate) command: Option<String>,
 }
 
 /// Everything read from one stream of records.
@@ -99,6 +106,8 @@ pub(crate) struct Interpreter<'a> {
     raw: Raw,
     seen_records: HashSet<String>,
     seen_text: HashSet<(u8, String, String)>,
+    /// Where the event of each revised key sits in the main stream.
+    revised: HashMap<(u8, String), usize>,
     seen_usage: HashSet<String>,
     tokens: TokenUsage,
     has_tokens: bool,
@@ -132,11 +141,13 @@ struct FactDraft {
 }
 
 /// An event of a record, kept unless `once` (a text kind and key) was kept before, or
-/// `continues` appends it to the last message.
+/// `continues` appends it to the last message; with `revise`, an event of the same key kept
+/// before takes its text instead.
 struct DraftEvent {
     body: RawBody,
     once: Option<(u8, String)>,
     continues: bool,
+    revise: bool,
 }
 
 /// What the rules make of one record: its events in order, and what they skip or do not
@@ -257,6 +268,7 @@ impl<'a> Interpreter<'a> {
             raw: Raw::default(),
             seen_records: HashSet::new(),
             seen_text: HashSet::new(),
+            revised: HashMap::new(),
             seen_usage: HashSet::new(),
             tokens: TokenUsage::default(),
             has_tokens: false,
@@ -307,11 +319,12 @@ impl<'a> Interpreter<'a> {
             let entry = self.raw.unmatched.entry(name).or_insert((0, draft.line));
             entry.0 += 1;
         }
-        let mut out = Vec::with_capacity(draft.ops.events.len());
+        let mut out: Vec<RawEvent> = Vec::with_capacity(draft.ops.events.len());
         for DraftEvent {
             body,
             once,
             continues,
+            revise,
         } in draft.ops.events
         {
             if continues
@@ -324,7 +337,31 @@ impl<'a> Interpreter<'a> {
                 previous.push_str(text);
                 continue;
             }
-            if let Some((kind, key)) = once {
+            // A run's items are its own: a later run may use the same keys afresh.
+            if matches!(body, RawBody::TurnStart) && draft.sidechain.is_none() {
+                self.revised.clear();
+            }
+            if revise
+                && draft.sidechain.is_none()
+                && let Some(once) = &once
+            {
+                let at = self.raw.events.len() + out.len();
+                match self.revised.get(once) {
+                    Some(&i) if i < self.raw.events.len() => {
+                        revise_text(&mut self.raw.events[i].body, body);
+                        continue;
+                    }
+                    Some(&i) => {
+                        if let Some(e) = out.get_mut(i - self.raw.events.len()) {
+                            revise_text(&mut e.body, body);
+                        }
+                        continue;
+                    }
+                    None => {
+                        self.revised.insert(once.clone(), at);
+                    }
+                }
+            } else if let Some((kind, key)) = once {
                 let text = match &body {
                     RawBody::Assistant(text) => text.clone(),
                     RawBody::Thinking(text) => text.clone().unwrap_or_default(),
@@ -358,6 +395,11 @@ impl<'a> Interpreter<'a> {
     pub(crate) fn finish(mut self) -> Raw {
         if self.has_tokens {
             self.raw.facts.tokens = Some(self.tokens);
+        }
+        let skipped = &mut self.raw.skipped;
+        settle_fallback_prompts(&mut self.raw.events, skipped);
+        for (_, events) in &mut self.raw.sidechains {
+            settle_fallback_prompts(events, skipped);
         }
         self.raw
     }
@@ -425,6 +467,39 @@ fn is_metadata(spec: &AdapterSpec, record: &Json) -> bool {
             .all(|p| resolve(p, record, record).is_none_or(Json::is_null))
 }
 
+/// A revised event takes the later text of its key; a later empty text keeps the earlier one.
+fn revise_text(earlier: &mut RawBody, later: RawBody) {
+    match (earlier, later) {
+        (RawBody::Assistant(old), RawBody::Assistant(new)) if !new.is_empty() => *old = new,
+        (RawBody::Thinking(old), RawBody::Thinking(new @ Some(_))) => *old = new,
+        _ => {}
+    }
+}
+
+/// Fallback prompts stand only in a stream with no other prompt: there they become prompts;
+/// elsewhere they are skipped and counted under their reason.
+fn settle_fallback_prompts(events: &mut Vec<RawEvent>, skipped: &mut BTreeMap<String, usize>) {
+    let has = |want: fn(&RawBody) -> bool| events.iter().any(|e| want(&e.body));
+    if !has(|b| matches!(b, RawBody::FallbackPrompt(..))) {
+        return;
+    }
+    if has(|b| matches!(b, RawBody::Prompt(_))) {
+        events.retain(|e| match &e.body {
+            RawBody::FallbackPrompt(_, reason) => {
+                *skipped.entry(reason.clone()).or_insert(0) += 1;
+                false
+            }
+            _ => true,
+        });
+    } else {
+        for e in events.iter_mut() {
+            if let RawBody::FallbackPrompt(text, _) = &mut e.body {
+                e.body = RawBody::Prompt(std::mem::take(text));
+            }
+        }
+    }
+}
+
 /// The type name of an item no rule matched.
 fn type_name(spec: &AdapterSpec, item: &Json) -> String {
     spec.records
@@ -489,13 +564,26 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
     };
     let mut once = None;
     let mut continues = false;
+    let mut revise = false;
     let body = match emit {
-        Emit::Prompt { text } => RawBody::Prompt(s(text)?),
+        Emit::Prompt {
+            text,
+            fallback: None,
+        } => RawBody::Prompt(s(text)?),
+        Emit::Prompt {
+            text,
+            fallback: Some(reason),
+        } => RawBody::FallbackPrompt(s(text)?, reason.clone()),
         Emit::UserMessage { text } => RawBody::UserMessage(s(text)?),
         Emit::Notice { text } => RawBody::Notice(s(text)?),
-        Emit::TurnStart => RawBody::TurnStart,
         Emit::Assistant(a) => {
-            let AssistantEmit { text, key, delta } = &**a;
+            let AssistantEmit {
+                text,
+                key,
+                delta,
+                revise: r,
+            } = &**a;
+            revise = *r;
             let text = s(text)?;
             continues = delta
                 .as_ref()
@@ -504,11 +592,18 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
             once = key.as_ref().and_then(s).map(|k| (0, k));
             RawBody::Assistant(text)
         }
-        Emit::Thinking { text, key } => {
-            once = key.as_ref().and_then(s).map(|k| (1, k));
+        Emit::Thinking {
+            text,
+            key,
+            revise: r,
+        } => {
+            revise = *r;
+            once = key.as_deref().and_then(s).map(|k| (1, k));
             RawBody::Thinking(text.as_ref().and_then(s).filter(|t| !t.trim().is_empty()))
         }
         Emit::Interrupt => RawBody::Interrupt,
+        Emit::TurnStart => RawBody::TurnStart,
+        Emit::TurnEnd => RawBody::TurnEnd,
         Emit::Compaction { summary } => RawBody::Compaction(summary.as_ref().and_then(s)),
         Emit::ToolCall(c) => RawBody::ToolCall(RawCall {
             // A call with no id is kept; normalization gives it one.
@@ -530,6 +625,9 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
             exit_code: word(&r.exit_code),
             patch: r.patch.as_ref().and_then(|p| patch(p, item, record)),
             agent_id: r.agent_id.as_ref().and_then(s),
+            name: r.name.as_ref().and_then(s),
+            kind: word(&r.kind),
+            command: r.command.as_ref().and_then(s),
         }),
         Emit::Failure(f) => {
             let value = |v: &Option<ValueSpec>| v.as_ref().and_then(|v| eval(v, item, record));
@@ -548,6 +646,7 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
         body,
         once,
         continues,
+        revise,
     })
 }
 
@@ -642,7 +741,10 @@ fn eval_cow<'j>(spec: &ValueSpec, item: &'j Json, record: &'j Json) -> Option<Co
             .find_map(|alt| eval_cow(alt, item, record))
         {
             Some(v) => v,
-            None => Cow::Owned(spec.constant.clone()?),
+            None => match all_of(spec, item, record) {
+                Some(parts) => Cow::Owned(parts),
+                None => Cow::Owned(spec.constant.clone()?),
+            },
         },
     };
     if spec.json
@@ -704,6 +806,16 @@ fn eval_cow<'j>(spec: &ValueSpec, item: &'j Json, record: &'j Json) -> Option<Co
         Some(t) => Some(Cow::Owned(Json::String(t.into_owned()))),
         None => Some(value),
     }
+}
+
+/// The present values of `all_of`, in order, as a list; `None` when none is present.
+fn all_of(spec: &ValueSpec, item: &Json, record: &Json) -> Option<Json> {
+    let parts: Vec<Json> = spec
+        .all_of
+        .iter()
+        .filter_map(|part| eval(part, item, record))
+        .collect();
+    (!parts.is_empty()).then_some(Json::Array(parts))
 }
 
 fn eval_str(spec: &ValueSpec, item: &Json, record: &Json) -> Option<String> {

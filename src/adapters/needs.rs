@@ -191,17 +191,18 @@ impl Needs {
     fn emit(&mut self, items: &[Path], emit: &Emit) {
         let mut values: Vec<&ValueSpec> = Vec::new();
         match emit {
-            Emit::Prompt { text } | Emit::UserMessage { text } | Emit::Notice { text } => {
+            Emit::Prompt { text, .. } | Emit::UserMessage { text } | Emit::Notice { text } => {
                 values.push(text)
             }
-            Emit::TurnStart => {}
             Emit::Assistant(a) => {
-                let super::spec::AssistantEmit { text, key, delta } = &**a;
+                let super::spec::AssistantEmit {
+                    text, key, delta, ..
+                } = &**a;
                 values.push(text);
                 values.extend(key.iter().chain(delta));
             }
-            Emit::Thinking { text, key } => values.extend(text.iter().chain(key)),
-            Emit::Interrupt => {}
+            Emit::Thinking { text, key, .. } => values.extend(text.iter().chain(key.as_deref())),
+            Emit::Interrupt | Emit::TurnStart | Emit::TurnEnd => {}
             Emit::Compaction { summary } => values.extend(summary),
             Emit::ToolCall(c) => {
                 values.push(&c.call_id);
@@ -212,7 +213,8 @@ impl Needs {
             Emit::ToolResult(r) => {
                 values.push(&r.call_id);
                 values.extend(r.output.iter().chain(&r.status).chain(&r.exit_code));
-                values.extend(&r.agent_id);
+                values.extend(r.agent_id.iter().chain(&r.name).chain(&r.kind));
+                values.extend(&r.command);
                 match &r.patch {
                     Some(PatchSpec::Unified(v)) => values.push(v),
                     Some(PatchSpec::Hunks { at, path, .. }) => {
@@ -247,7 +249,7 @@ impl Needs {
         for p in &v.at {
             self.pointer(items, p, true);
         }
-        for alt in &v.first_of {
+        for alt in v.first_of.iter().chain(&v.all_of) {
             self.value(items, alt);
         }
     }

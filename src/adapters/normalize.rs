@@ -125,6 +125,15 @@ fn merge_result(earlier: &mut RawResult, later: RawResult) {
     if earlier.agent_id.is_none() {
         earlier.agent_id = later.agent_id;
     }
+    if earlier.name.is_none() {
+        earlier.name = later.name;
+    }
+    if earlier.kind.is_none() {
+        earlier.kind = later.kind;
+    }
+    if earlier.command.is_none() {
+        earlier.command = later.command;
+    }
 }
 
 /// Whether a call written with the id of an earlier one is another call: it names another
@@ -319,24 +328,35 @@ impl<'a> Normalizer<'a> {
         scope: FailureScope,
         warnings: &mut Vec<Warning>,
     ) -> Vec<Event> {
-        // Pass 1: keep order, remember where each call sits, collect results by call id.
+        // Pass 1: keep order, remember where each call sits, collect results by call id. Ids
+        // are a run's own: a stream that marks where each run starts (one log of several
+        // `exec` runs) numbers its calls afresh in each, so a call is known by run and id; a
+        // result names a call of its own run, else the latest earlier run's call of that id
+        // (a background task launched in one run and settled in a later one).
         enum Slot {
             Done(Event),
-            Call(RawCall, Option<String>),
-            Orphan(String),
+            Call(RawCall, Option<String>, usize),
+            Orphan(String, usize),
         }
         let mut slots: Vec<Slot> = Vec::new();
-        let mut call_at: HashMap<String, usize> = HashMap::new();
-        let mut results: HashMap<String, (RawResult, Option<String>)> = HashMap::new();
+        let mut call_at: HashMap<(usize, String), usize> = HashMap::new();
+        let mut results: HashMap<(usize, String), (RawResult, Option<String>)> = HashMap::new();
         let mut orphan_lines = Vec::new();
         let mut ids = CallIds::default();
+        let mut run = 0;
         for ev in raw {
             let ts = ev.timestamp;
             let kind = match ev.body {
-                RawBody::Prompt(text) => EventKind::Prompt { text },
+                RawBody::Prompt(text) | RawBody::FallbackPrompt(text, _) => {
+                    EventKind::Prompt { text }
+                }
                 RawBody::UserMessage(text) => EventKind::UserMessage { text },
                 RawBody::Notice(text) => EventKind::Notice { text },
-                RawBody::TurnStart => EventKind::TurnStart,
+                RawBody::TurnStart => {
+                    run += 1;
+                    EventKind::TurnStart
+                }
+                RawBody::TurnEnd => EventKind::TurnEnd,
                 RawBody::Assistant(text) => EventKind::Assistant { text },
                 RawBody::Thinking(text) => EventKind::Thinking { text },
                 RawBody::Interrupt => EventKind::Interrupt,
@@ -345,21 +365,21 @@ impl<'a> Normalizer<'a> {
                 RawBody::ToolCall(mut call) => {
                     let earlier = ids
                         .current(&call.call_id)
-                        .and_then(|id| call_at.get(id))
+                        .and_then(|id| call_at.get(&(run, id.to_owned())))
                         .and_then(|&at| match slots.get(at) {
-                            Some(Slot::Call(c, _)) => Some(c),
+                            Some(Slot::Call(c, _, _)) => Some(c),
                             _ => None,
                         });
                     if let Some(earlier) = earlier {
-                        let answered = results.contains_key(&earlier.call_id);
+                        let answered = results.contains_key(&(run, earlier.call_id.clone()));
                         if !is_another_call(earlier, &call, answered) {
                             continue; // the same call written twice is counted once
                         }
                     }
-                    call.call_id =
-                        ids.call(&call.call_id, ev.line, call_at.contains_key(&call.call_id));
-                    call_at.insert(call.call_id.clone(), slots.len());
-                    slots.push(Slot::Call(call, ts));
+                    let taken = call_at.contains_key(&(run, call.call_id.clone()));
+                    call.call_id = ids.call(&call.call_id, ev.line, taken);
+                    call_at.insert((run, call.call_id.clone()), slots.len());
+                    slots.push(Slot::Call(call, ts, run));
                     continue;
                 }
                 RawBody::ToolResult(mut result) => {
@@ -367,15 +387,23 @@ impl<'a> Normalizer<'a> {
                         continue;
                     };
                     result.call_id = id.clone();
-                    if let Some((earlier, _)) = results.get_mut(&id) {
+                    let of_run = (0..=run)
+                        .rev()
+                        .find(|r| {
+                            let key = (*r, id.clone());
+                            call_at.contains_key(&key) || results.contains_key(&key)
+                        })
+                        .unwrap_or(run);
+                    let key = (of_run, id);
+                    if let Some((earlier, _)) = results.get_mut(&key) {
                         merge_result(earlier, result);
                         continue;
                     }
-                    if !call_at.contains_key(&id) {
+                    if !call_at.contains_key(&key) {
                         orphan_lines.push(ev.line);
-                        slots.push(Slot::Orphan(id.clone()));
+                        slots.push(Slot::Orphan(key.1.clone(), run));
                     }
-                    results.insert(id, (result, ts));
+                    results.insert(key, (result, ts));
                     continue;
                 }
             };
@@ -390,23 +418,25 @@ impl<'a> Normalizer<'a> {
         for slot in slots {
             match slot {
                 Slot::Done(e) => out.push(e),
-                Slot::Call(call, ts) => {
-                    let result = results.remove(&call.call_id);
+                Slot::Call(call, ts, run) => {
+                    let result = results.remove(&(run, call.call_id.clone()));
                     out.push(self.tool_call(call, ts, result));
                 }
-                Slot::Orphan(id) => {
-                    if call_at.contains_key(&id) {
+                Slot::Orphan(id, run) => {
+                    let key = (run, id);
+                    if call_at.contains_key(&key) {
                         continue;
                     }
-                    let Some((result, ts)) = results.remove(&id) else {
+                    let Some((result, ts)) = results.remove(&key) else {
                         continue;
                     };
+                    // The result may say what the call was (an end event that names its tool).
                     let call = RawCall {
                         call_id: result.call_id.clone(),
-                        name: String::new(),
-                        kind: None,
+                        name: result.name.clone().unwrap_or_default(),
+                        kind: result.kind.clone(),
                         input: Json::Null,
-                        command: None,
+                        command: result.command.clone(),
                         paths: Vec::new(),
                     };
                     out.push(self.tool_call(call, ts.clone(), Some((result, ts))));
@@ -602,6 +632,9 @@ exit_code_map: { values: { "0": ok }, default: error }
             }),
             patch: None,
             agent_id: None,
+            name: None,
+            kind: None,
+            command: None,
         }
     }
 

@@ -318,6 +318,10 @@ pub enum Emit {
     Prompt {
         /// Prompt text.
         text: ValueSpec,
+        /// When set, the prompt stands only if its stream holds no other prompt; otherwise it
+        /// is skipped and counted under this reason (history items that repeat the prompt
+        /// events a log may lack).
+        fallback: Option<String>,
     },
     /// A message the human typed while the agent worked (joins the running turn).
     UserMessage {
@@ -329,8 +333,6 @@ pub enum Emit {
         /// Notice text.
         text: ValueSpec,
     },
-    /// A turn starts without a human prompt (a new headless run).
-    TurnStart,
     /// Assistant text.
     Assistant(Box<AssistantEmit>),
     /// Reasoning text (empty means not retained).
@@ -338,7 +340,9 @@ pub enum Emit {
         /// Reasoning text.
         text: Option<ValueSpec>,
         /// As for `Assistant`.
-        key: Option<ValueSpec>,
+        key: Option<Box<ValueSpec>>,
+        /// As for `Assistant`.
+        revise: bool,
     },
     /// A tool call.
     ToolCall(Box<ToolCallEmit>),
@@ -346,6 +350,11 @@ pub enum Emit {
     ToolResult(Box<ToolResultEmit>),
     /// A user interrupt.
     Interrupt,
+    /// A record that starts a turn without a prompt (a run's start in a stream that writes
+    /// no prompts).
+    TurnStart,
+    /// A record that says the running turn has ended (completed or failed).
+    TurnEnd,
     /// A compaction marker or summary.
     Compaction {
         /// Summary text.
@@ -365,6 +374,9 @@ pub struct AssistantEmit {
     /// When this value is `true`, the text continues the assistant event just before it
     /// (streamed chunks).
     pub delta: Option<ValueSpec>,
+    /// With `key`: a later event with the same key replaces the earlier one's text where it
+    /// stands (one item written again as it grows).
+    pub revise: bool,
 }
 
 /// Fields of an emitted failure. `stage` and `category` go through tables checked against the
@@ -419,6 +431,12 @@ pub struct ToolResultEmit {
     pub patch: Option<PatchSpec>,
     /// Subagent started by the call.
     pub agent_id: Option<ValueSpec>,
+    /// The call's name, used only when the log holds no call with this id.
+    pub name: Option<ValueSpec>,
+    /// The call's kind, used only when the log holds no call with this id.
+    pub kind: Option<ValueSpec>,
+    /// The call's command, used only when the log holds no call with this id.
+    pub command: Option<ValueSpec>,
 }
 
 /// Where a patch lives and in which form.
@@ -523,6 +541,9 @@ pub struct ValueSpec {
     pub pick: Option<Pointer>,
     /// Alternatives tried in order when `at` and `const` give nothing; the first present wins.
     pub first_of: Vec<ValueSpec>,
+    /// Values gathered, when `at` and `first_of` give nothing, into a list of the present ones
+    /// in order (for `join`: a server and a tool name as one name).
+    pub all_of: Vec<ValueSpec>,
     /// Join an array of scalars into one text with this separator.
     pub join: Option<Box<str>>,
     /// Read a number as milliseconds since the Unix epoch and give an RFC 3339 time.
@@ -664,6 +685,9 @@ struct RawEmit {
     agent_id: Option<RawValue>,
     key: Option<RawValue>,
     delta: Option<RawValue>,
+    #[serde(default)]
+    revise: bool,
+    fallback: Option<String>,
     scope: Option<RawValue>,
     stage: Option<RawValue>,
     category: Option<RawValue>,
@@ -699,7 +723,7 @@ struct RawCondition {
 enum RawValue {
     Pointer(String),
     Pointers(Vec<String>),
-    Full(RawValueFull),
+    Full(Box<RawValueFull>),
 }
 
 #[derive(Deserialize)]
@@ -717,6 +741,7 @@ struct RawValueFull {
     json: bool,
     pick: Option<String>,
     first_of: Option<Vec<RawValue>>,
+    all_of: Option<Vec<RawValue>>,
     join: Option<String>,
     #[serde(default)]
     epoch_ms: bool,
@@ -752,6 +777,7 @@ impl RawValueFull {
             json: false,
             pick: None,
             first_of: None,
+            all_of: None,
             join: None,
             epoch_ms: false,
             variant: false,
@@ -1279,6 +1305,7 @@ impl Validator<'_> {
         let emit = match kind.as_str() {
             "prompt" => Emit::Prompt {
                 text: self.value(&f("text"), need(raw.text, "text")?, Target::Free, targets)?,
+                fallback: raw.fallback,
             },
             "user_message" => Emit::UserMessage {
                 text: self.value(&f("text"), need(raw.text, "text")?, Target::Free, targets)?,
@@ -1286,17 +1313,22 @@ impl Validator<'_> {
             "notice" => Emit::Notice {
                 text: self.value(&f("text"), need(raw.text, "text")?, Target::Free, targets)?,
             },
-            "turn_start" => Emit::TurnStart,
             "assistant" => Emit::Assistant(Box::new(AssistantEmit {
                 text: self.value(&f("text"), need(raw.text, "text")?, Target::Free, targets)?,
                 key: self.opt_value(&f("key"), raw.key, Target::Free, targets)?,
                 delta: self.opt_value(&f("delta"), raw.delta, Target::Free, targets)?,
+                revise: raw.revise,
             })),
             "thinking" => Emit::Thinking {
                 text: self.opt_value(&f("text"), raw.text, Target::Free, targets)?,
-                key: self.opt_value(&f("key"), raw.key, Target::Free, targets)?,
+                key: self
+                    .opt_value(&f("key"), raw.key, Target::Free, targets)?
+                    .map(Box::new),
+                revise: raw.revise,
             },
             "interrupt" => Emit::Interrupt,
+            "turn_start" => Emit::TurnStart,
+            "turn_end" => Emit::TurnEnd,
             "compaction" => Emit::Compaction {
                 summary: self.opt_value(&f("summary"), raw.summary, Target::Free, targets)?,
             },
@@ -1333,6 +1365,9 @@ impl Validator<'_> {
                     None => None,
                 },
                 agent_id: self.opt_value(&f("agent_id"), raw.agent_id, Target::Free, targets)?,
+                name: self.opt_value(&f("name"), raw.name, Target::Free, targets)?,
+                kind: self.opt_value(&f("tool_kind"), raw.tool_kind, Target::Kind, targets)?,
+                command: self.opt_value(&f("command"), raw.command, Target::Free, targets)?,
             })),
             "failure" => Emit::Failure(Box::new(FailureEmit {
                 scope: self.opt_value(&f("scope"), raw.scope, Target::Scope, targets)?,
@@ -1363,8 +1398,8 @@ impl Validator<'_> {
                     &f("kind"),
                     format!(
                         "unknown event kind `{other}`, expected one of prompt, user_message, \
-                         notice, turn_start, assistant, thinking, tool_call, tool_result, \
-                         interrupt, compaction, failure"
+                         notice, turn_start, turn_end, assistant, thinking, tool_call, \
+                         tool_result, interrupt, compaction, failure"
                     ),
                 ));
             }
@@ -1430,7 +1465,7 @@ impl Validator<'_> {
         let full = match raw {
             RawValue::Pointer(p) => RawValueFull::at(OneOrMany::One(p)),
             RawValue::Pointers(ps) => RawValueFull::at(OneOrMany::Many(ps)),
-            RawValue::Full(f) => f,
+            RawValue::Full(f) => *f,
         };
         let at = match full.at {
             Some(OneOrMany::One(p)) => vec![self.pointer(field, &p)?],
@@ -1458,8 +1493,20 @@ impl Validator<'_> {
             }
             None => Vec::new(),
         };
-        if at.is_empty() && full.constant.is_none() && first_of.is_empty() {
-            return Err(self.invalid(field, "a value needs `at`, `const` or `first_of`"));
+        let mut all_of = Vec::new();
+        for (i, part) in full.all_of.into_iter().flatten().enumerate() {
+            let here = format!("{field}.all_of[{i}]");
+            let part = self.value(&here, part, Target::Free, targets)?;
+            if part.map.is_some() {
+                return Err(self.invalid(
+                    &here,
+                    "a part cannot name a table; put `map` beside `all_of`",
+                ));
+            }
+            all_of.push(part);
+        }
+        if at.is_empty() && full.constant.is_none() && first_of.is_empty() && all_of.is_empty() {
+            return Err(self.invalid(field, "a value needs `at`, `const`, `first_of` or `all_of`"));
         }
         let pick = full
             .pick
@@ -1514,7 +1561,10 @@ impl Validator<'_> {
         } else if !matches!(target, Target::Free | Target::Integer) {
             // A canonical field read without a table would let a vendor word through; a
             // constant must itself be a canonical name.
-            match (&full.constant, at.is_empty() && first_of.is_empty()) {
+            match (
+                &full.constant,
+                at.is_empty() && first_of.is_empty() && all_of.is_empty(),
+            ) {
                 (Some(c), true) => {
                     let word = c.as_str().unwrap_or_default();
                     self.canonical(target, word)
@@ -1538,6 +1588,7 @@ impl Validator<'_> {
             json: full.json,
             pick,
             first_of,
+            all_of,
             join: full.join.map(String::into_boxed_str),
             epoch_ms: full.epoch_ms,
             variant: full.variant,

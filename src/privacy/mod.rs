@@ -202,7 +202,7 @@ fn redact_event(event: &mut Event, policy: &Policy) {
                 policy.in_place(t);
             }
         }
-        EventKind::Interrupt | EventKind::TurnStart => {}
+        EventKind::Interrupt | EventKind::TurnStart | EventKind::TurnEnd => {}
         // A failure's names and numbers are adapter-declared; only the call id it links to
         // comes from the log.
         EventKind::Failure(f) => {

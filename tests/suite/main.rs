@@ -4,6 +4,7 @@ mod adapters; // user adapters: adding, replacing, rejecting
 mod browser; // real headless Chromium: the page as a reader opens it
 mod claude; // Claude Code 2.1.332: notices, mid-turn messages, background work, runs, layouts
 mod cli; // the binary: commands, output files, exit codes, bad input
+mod codex; // Codex CLI 0.171: exec runs as turns, bookkeeping, failure texts, multi-agent v2
 mod conformance; // captures of the real harness releases read as their scenarios say
 mod corpus; // every real session under $TRACEBOOK_CORPUS renders with the invariants
 mod everyday; // list, render --session/--all, index, manifest, turn selection, rerender
