@@ -183,11 +183,8 @@ fn codex_current_release_captures_render_with_zero_warnings_under_strict() -> an
             file.display(),
             report.warnings
         );
-        let name = file
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        if name.starts_with("rollout-") {
+        let usage_recorded = std::fs::read_to_string(file)?.contains("\"token_usage_record\"");
+        if usage_recorded {
             let tokens = report
                 .session
                 .tokens
