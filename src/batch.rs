@@ -27,8 +27,10 @@ const MANIFEST_VERSION: u32 = 1;
 pub struct Manifest {
     /// Format version of this file.
     pub version: u32,
-    /// Everything besides the source that shapes a notebook (tool version, redactions, turn
-    /// selection, adapters folder, strictness); a change re-renders everything.
+    /// A keyed digest of everything besides the source that shapes a notebook (tool version,
+    /// redactions, turn selection, adapters folder, strictness); a change re-renders
+    /// everything. Never the options themselves: `--redact` strings are what must not be
+    /// shared (see [`options_digest`]).
     pub options: String,
     /// One entry per session file, keyed by a hash of its path (so the manifest names no
     /// home folder).
@@ -59,6 +61,86 @@ fn key(found: &Found) -> String {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(found.key().as_encoded_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The manifest's `options`: HMAC-SHA256 of the options' text, keyed with [`options_key`].
+/// A plain hash would let anyone holding the folder test guesses of a `--redact` string (a
+/// client's or project's name is easy to guess); the key is not in the folder, so the folder
+/// alone gives nothing to test a guess against.
+fn options_digest(text: &str) -> String {
+    use hmac::{Hmac, KeyInit, Mac};
+    let key = options_key();
+    let Ok(mut mac) = <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(&key) else {
+        return String::new();
+    };
+    mac.update(text.as_bytes());
+    let digest = mac.finalize().into_bytes();
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("hmac-sha256:{hex}")
+}
+
+/// The key of [`options_digest`]: 32 random bytes kept on this machine, outside any output
+/// folder, in tracebook's state folder (`$XDG_STATE_HOME/tracebook/manifest.key`, else
+/// `~/.local/state/tracebook/manifest.key`; `%LOCALAPPDATA%\tracebook\manifest.key` on
+/// Windows), made on first use and readable by its owner only. Where it cannot be kept, a key
+/// for this run only: the next run then renders every session again.
+fn options_key() -> [u8; 32] {
+    let path = state_folder().map(|d| d.join("manifest.key"));
+    if let Some(key) = path.as_deref().and_then(read_key) {
+        return key;
+    }
+    let mut key = [0u8; 32];
+    if getrandom::fill(&mut key).is_err() {
+        use std::hash::{BuildHasher as _, Hasher as _};
+        for chunk in key.chunks_mut(8) {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_usize(chunk.as_ptr() as usize);
+            chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
+        }
+    }
+    if let Some(path) = &path {
+        // Another run may have made one meanwhile: its key wins.
+        if write_key(path, &key).is_err()
+            && let Some(theirs) = read_key(path)
+        {
+            return theirs;
+        }
+    }
+    key
+}
+
+fn read_key(path: &Path) -> Option<[u8; 32]> {
+    std::fs::read(path).ok()?.try_into().ok()
+}
+
+fn write_key(path: &Path, key: &[u8; 32]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    options.open(path)?.write_all(key)
+}
+
+/// tracebook's folder for what it keeps between runs on this machine.
+fn state_folder() -> Option<std::path::PathBuf> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    if cfg!(windows) {
+        return var("LOCALAPPDATA").map(|d| d.join("tracebook"));
+    }
+    var("XDG_STATE_HOME")
+        .or_else(|| var("HOME").map(|h| h.join(".local/state")))
+        .map(|d| d.join("tracebook"))
 }
 
 /// Size and modification time of a file, what decides whether it changed.
@@ -148,6 +230,14 @@ struct Job<'a> {
     generated_at: &'a str,
 }
 
+/// The user's `--redact` strings, for what the folder holds besides the notebooks (a file
+/// name, an error): the notebooks' own text has been through the whole privacy stage.
+fn user_strings(job: &Job<'_>) -> crate::privacy::Policy {
+    crate::privacy::Policy::with(vec![Box::new(crate::privacy::secrets::Secrets::new(
+        &job.args.redact,
+    ))])
+}
+
 /// Renders one session into the folder: its row, the file written, or why it could not.
 fn render_one(
     job: &Job<'_>,
@@ -156,7 +246,11 @@ fn render_one(
 ) -> (Option<Entry>, Option<String>, Option<String>) {
     match try_render(job, found, file) {
         Ok((row, written)) => (Some(row), written, None),
-        Err(e) => (None, None, Some(catalog::error_text(&e, &found.path))),
+        Err(e) => (
+            None,
+            None,
+            Some(user_strings(job).text(&catalog::error_text(&e, &found.path))),
+        ),
     }
 }
 
@@ -176,11 +270,18 @@ fn try_render(job: &Job<'_>, found: &Found, file: &str) -> anyhow::Result<(Entry
             warnings.len()
         );
     }
-    let row = Entry::from_report(found, &report);
-    if !job.filter.admits(&row) {
+    // The row (kept in the manifest, shown in the index) is the selected turns' own: a title
+    // from a turn the notebook leaves out would put its prompt in the folder anyway.
+    let admitted = job.filter.admits(&Entry::from_report(found, &report));
+    let selected = select::apply(&mut report, job.sel);
+    let mut row = Entry::from_report(found, &report);
+    if !admitted {
+        if selected.is_err() {
+            row.title = None;
+        }
         return Ok((row, None));
     }
-    select::apply(&mut report, job.sel).map_err(anyhow::Error::msg)?;
+    selected.map_err(anyhow::Error::msg)?;
     let mut notebook = render::notebook(report, render::View::Full, render::Storage::default())
         .context("rendering the notebook")?;
     // The last scan, as for a single notebook: shape-only secret rules over what is written.
@@ -213,7 +314,7 @@ pub fn render_all(
         .into_iter()
         .filter(|f| filter.admits_file(f))
         .collect();
-    let options = format!(
+    let options = options_digest(&format!(
         "tracebook {}; redact {:?}; keep images {}; turns {:?}; exclude {:?}; adapters {:?}; strict {}",
         env!("CARGO_PKG_VERSION"),
         args.redact,
@@ -222,7 +323,7 @@ pub fn render_all(
         sel.exclude.as_ref().map(ToString::to_string),
         args.adapters,
         args.strict
-    );
+    ));
     let old = Manifest::read(&dir)
         .filter(|m| m.options == options && !args.pick.force)
         .unwrap_or_default();
@@ -281,7 +382,7 @@ pub fn render_all(
             bar.inc(1);
             let entry = ManifestEntry {
                 harness: f.harness.clone(),
-                name: crate::adapters::load::display_name(&f.path),
+                name: user_strings(&job).text(&crate::adapters::load::display_name(&f.path)),
                 size: now.0,
                 mtime_ns: now.1,
                 row,

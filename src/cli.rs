@@ -153,6 +153,12 @@ pub struct RerenderArgs {
     /// Keeping only some turns.
     #[command(flatten)]
     pub select: SelectArgs,
+    /// Also redact this exact text wherever it appears (repeatable).
+    #[arg(long, value_name = "TEXT")]
+    pub redact: Vec<String>,
+    /// Keep embedded images (other attachments are always dropped).
+    #[arg(long)]
+    pub keep_images: bool,
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,

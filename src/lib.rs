@@ -171,6 +171,8 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
             None,
         ),
     };
+    let out = output_path(args, &input);
+    refuse_overwriting_input(&out, &input, &set)?;
     let (mut report, warnings) = report_with(
         &input,
         &set,
@@ -219,6 +221,9 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
             caught
         }
         Format::Json => {
+            if args.view == cli::View::Conversation {
+                report = render::conversation_only(report);
+            }
             json = serde_json::to_string_pretty(&report).context("writing the report")?;
             json.push('\n');
             let (scanned, caught) = stage("final scan", || privacy::secrets::backstop(&json));
@@ -235,7 +240,6 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
         )
         .ok();
     }
-    let out = output_path(args, &input);
     let pieces = match &page {
         Some(notebook) => notebook.pieces(),
         None => vec![json.as_str()],
@@ -257,6 +261,66 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
         .ok();
     }
     Ok(Exit::Success)
+}
+
+/// Refuses an output that is the input itself, or a link to it (symbolic or hard), or, for a
+/// folder input, a session file inside it: writing would destroy the log being read.
+fn refuse_overwriting_input(out: &Path, input: &Path, set: &AdapterSet) -> anyhow::Result<()> {
+    if out.as_os_str() == "-" || !out.exists() {
+        return Ok(());
+    }
+    let endings: Vec<String> = set
+        .iter()
+        .flat_map(|a| {
+            std::iter::once(&a.spec.input)
+                .chain(&a.spec.input.layouts)
+                .flat_map(|l| l.extensions.iter().chain(&l.document_extensions))
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let inside = input.is_dir()
+        && out
+            .canonicalize()
+            .ok()
+            .zip(input.canonicalize().ok())
+            .is_some_and(|(o, i)| o.starts_with(i))
+        && endings.iter().any(|e| {
+            out.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(&format!(".{e}")))
+        });
+    if same_file(out, input) || inside {
+        anyhow::bail!(
+            "-o {} is the session being read{}; refusing to write over it (choose another output)",
+            out.display(),
+            if inside {
+                " (a session file in the input folder)"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(())
+}
+
+/// Whether two paths name the same file, through links of either kind.
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        match (a.canonicalize(), b.canonicalize()) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => false,
+        }
+    }
 }
 
 fn output_path(args: &RenderArgs, input: &Path) -> PathBuf {
@@ -533,7 +597,14 @@ fn rerender_command(args: &cli::RerenderArgs) -> anyhow::Result<Exit> {
     let name = args.input.display().to_string();
     let html = std::fs::read_to_string(&args.input).with_context(|| format!("reading {name}"))?;
     let back = report::compat::read(&html).with_context(|| name.clone())?;
-    let mut report = back.report;
+    // Today's privacy stage over what the old notebook holds, before anything is rendered.
+    let options = privacy::Options {
+        redact: args.redact.clone(),
+        keep_images: args.keep_images,
+    };
+    let (mut report, redacted) =
+        privacy::report(&back.report, &options).context("redacting the embedded report")?;
+    drop(back.report);
     report::select::apply(&mut report, &turn_selection(&args.select)?)
         .map_err(anyhow::Error::msg)?;
     let mut notebook = render::notebook(report, render::View::Full, render::Storage::default())
@@ -546,6 +617,13 @@ fn rerender_command(args: &cli::RerenderArgs) -> anyhow::Result<Exit> {
         let mut stderr = std::io::stderr().lock();
         for note in &back.notes {
             writeln!(stderr, "note: {name}: {note}").ok();
+        }
+        if redacted {
+            writeln!(
+                stderr,
+                "note: {name}: this version's privacy rules redacted text the notebook held"
+            )
+            .ok();
         }
         if out.as_os_str() != "-" {
             writeln!(

@@ -202,7 +202,8 @@ pub fn notebook(report: Report, view: View, storage: Storage) -> askama::Result<
 }
 
 /// The report without anything but prompts and responses (and the session facts).
-fn conversation_only(mut report: Report) -> Report {
+/// The report of `--view conversation`: prompts and responses, no process steps or outcomes.
+pub fn conversation_only(mut report: Report) -> Report {
     for turn in &mut report.turns {
         turn.steps.clear();
         turn.outcome = OutcomeView::default();

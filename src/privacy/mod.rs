@@ -147,6 +147,31 @@ impl Redacted<Session> {
     }
 }
 
+/// Runs the privacy stage over a report read back from a notebook (`rerender`), so that a
+/// notebook written by an older version gains today's rules: the same [`Policy`] as a render
+/// (learned from this machine and the options; the report keeps no working directory), over
+/// every string of the report, tool inputs' keys and bound values included. Says whether it
+/// changed anything.
+pub fn report(
+    report: &crate::report::model::Report,
+    options: &Options,
+) -> Result<(crate::report::model::Report, bool), serde_json::Error> {
+    let policy = Policy::new(&Session::default(), options);
+    let mut doc = serde_json::to_value(report)?;
+    match &mut doc {
+        // Turns are redacted independently of each other: on every core.
+        Json::Object(map) => map.iter_mut().for_each(|(key, value)| match value {
+            Json::Array(items) if key == "turns" => {
+                items.par_iter_mut().for_each(|t| policy.json(t));
+            }
+            _ => policy.json(value),
+        }),
+        _ => policy.json(&mut doc),
+    }
+    let changed = doc != serde_json::to_value(report)?;
+    Ok((serde_json::from_value(doc)?, changed))
+}
+
 /// Redacts every string of a session, subagents included.
 pub fn apply(mut session: Session, policy: &Policy) -> Redacted<Session> {
     redact_session(&mut session, policy);

@@ -55,13 +55,33 @@ pub struct ReadBack {
 
 /// Where a notebook's embedded report element is: its opening tag, and its text, which ends
 /// at the element's own end tag (`<template>` today, `<script>` in earlier notebooks).
+///
+/// The attribute is looked for inside a tag only: the same words in the transcript's text (a
+/// session that grepped a notebook) are text, where a `<` is always escaped, so the nearest `<`
+/// before them is followed by a `>` first.
 pub fn embedded_element(html: &str) -> Option<(Range<usize>, Range<usize>)> {
-    let at = html.find("id=\"tracebook-report\"")?;
-    let tag_start = html[..at].rfind('<')?;
-    let open_end = html[at..].find('>')? + at + 1;
-    let name = html[tag_start + 1..at].split_ascii_whitespace().next()?;
-    let close = html[open_end..].find(&format!("</{name}>"))? + open_end;
-    Some((tag_start..open_end, open_end..close))
+    const ATTR: &str = "id=\"tracebook-report\"";
+    let mut from = 0;
+    while let Some(found) = html[from..].find(ATTR) {
+        let at = from + found;
+        from = at + ATTR.len();
+        let Some(tag_start) = html[..at].rfind('<') else {
+            continue;
+        };
+        if html[tag_start..at].contains('>') {
+            continue;
+        }
+        let Some(name) = html[tag_start + 1..at].split_ascii_whitespace().next() else {
+            continue;
+        };
+        if !matches!(name, "template" | "script") {
+            continue;
+        }
+        let open_end = html[at..].find('>')? + at + 1;
+        let close = html[open_end..].find(&format!("</{name}>"))? + open_end;
+        return Some((tag_start..open_end, open_end..close));
+    }
+    None
 }
 
 /// The most a compressed embedded report may expand to (a notebook is untrusted input).

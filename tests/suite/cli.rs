@@ -240,3 +240,53 @@ fn the_tool_outcomes_demo_reads_each_harness_through_the_pipeline() -> anyhow::R
     }
     Ok(())
 }
+
+#[test]
+fn output_onto_the_input_or_a_link_to_it_is_refused_and_the_input_kept() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let log = dir.path().join("x.jsonl");
+    fs::copy(
+        fixtures().join("claude-code/ordered-steps/session.jsonl"),
+        &log,
+    )?;
+    let before = fs::read(&log)?;
+    let hard = dir.path().join("hard.html");
+    fs::hard_link(&log, &hard)?;
+    let mut outs = vec![(log.clone(), "html"), (log.clone(), "json"), (hard, "html")];
+    #[cfg(unix)]
+    {
+        let soft = dir.path().join("soft.html");
+        std::os::unix::fs::symlink(&log, &soft)?;
+        outs.push((soft, "html"));
+    }
+    for (out, format) in outs {
+        tracebook()
+            .args(["render", "--format", format])
+            .arg(&log)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("is the session being read"));
+        assert_eq!(
+            fs::read(&log)?,
+            before,
+            "-o {} changed the input",
+            out.display()
+        );
+    }
+    // A session file inside a folder input is refused too.
+    let folder = dir.path().join("project");
+    fs::create_dir(&folder)?;
+    let inner = folder.join("s.jsonl");
+    fs::copy(&log, &inner)?;
+    tracebook()
+        .arg("render")
+        .arg(&folder)
+        .arg("-o")
+        .arg(&inner)
+        .assert()
+        .code(2);
+    assert_eq!(fs::read(&inner)?, before);
+    Ok(())
+}

@@ -692,3 +692,152 @@ fn walk(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     }
     Ok(out)
 }
+
+/// Every file under a folder, as text.
+fn folder_text(dir: &Path) -> anyhow::Result<Vec<(PathBuf, String)>> {
+    walk(dir)?
+        .into_iter()
+        .map(|p| {
+            Ok((
+                p.clone(),
+                String::from_utf8_lossy(&fs::read(&p)?).into_owned(),
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn render_all_writes_no_redact_string_and_no_excluded_prompt_anywhere() -> anyhow::Result<()> {
+    let home = tempfile::tempdir()?;
+    let project = home.path().join(".claude/projects/-home-u-work-shop");
+    fs::create_dir_all(&project)?;
+    let text = fs::read_to_string(sample())?
+        .replace("Please find the bug.", "Please find the bug in ZEPHYRCODE.")
+        .replace(
+            "Also deploy it to staging.",
+            "Also deploy ZEPHYRCODE to staging.",
+        );
+    fs::write(project.join("s1.jsonl"), text)?;
+    fs::write(project.join("ZEPHYRCODE-notes.jsonl"), "not a session\n")?;
+    let out = home.path().join("out");
+    let run = || {
+        tracebook()
+            .env("HOME", home.path())
+            .args([
+                "render",
+                "--all",
+                "--redact",
+                "ZEPHYRCODE",
+                "--exclude-turns",
+                "1",
+                "-o",
+            ])
+            .arg(&out)
+            .assert()
+    };
+    run().code(3);
+    let files = folder_text(&out)?;
+    assert!(files.len() >= 3, "{files:?}");
+    for (path, text) in &files {
+        for gone in ["ZEPHYRCODE", "The cart total is wrong"] {
+            assert!(!text.contains(gone), "{gone} in {}", path.display());
+        }
+    }
+    // The notebook, the index and the manifest take the title of the first selected turn.
+    let index = fs::read_to_string(out.join("index.html"))?;
+    assert!(index.contains("Fix it, add a test"), "{index}");
+    let manifest: Json =
+        serde_json::from_str(&fs::read_to_string(out.join(".tracebook-manifest.json"))?)?;
+    let options = manifest["options"].as_str().unwrap_or_default();
+    assert!(options.starts_with("hmac-sha256:"), "{options}");
+    // The key is kept on this machine, outside the folder, so a second run still recognises
+    // its options.
+    assert!(
+        home.path()
+            .join(".local/state/tracebook/manifest.key")
+            .is_file()
+    );
+    run()
+        .code(3)
+        .stderr(predicate::str::contains("0 rendered, 2 unchanged"));
+    Ok(())
+}
+
+#[test]
+fn rerender_runs_todays_privacy_stage_over_an_old_notebook() -> anyhow::Result<()> {
+    // A notebook "written by an old version" whose embedded report holds what today's rules
+    // remove: a token, a password assignment, a home folder, a string the user redacts.
+    let token = format!("ghp_{}", "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2");
+    let old = fs::read_to_string(fixtures().join("reports/v0/missing-statuses.html"))?
+        .replace(
+            "test result: ok",
+            &format!("token {token} and DB_PASSWORD=Hunter2Secret99 in /home/zoe.q/proj"),
+        )
+        .replace("Run the tests", "Run the tests for PROJECTNIGHT");
+    let dir = tempfile::tempdir()?;
+    let input = dir.path().join("old.html");
+    fs::write(&input, &old)?;
+    let out = tracebook()
+        .env("HOME", "/home/zoe.q")
+        .env("USER", "zoe.q")
+        .arg("rerender")
+        .arg(&input)
+        .args(["--redact", "PROJECTNIGHT", "-o", "-"])
+        .output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let html = String::from_utf8(out.stdout)?;
+    let model = serde_json::to_string(&embedded(&html)?)?;
+    for gone in [token.as_str(), "Hunter2Secret99", "zoe.q", "PROJECTNIGHT"] {
+        assert!(!model.contains(gone), "{gone} in the embedded report");
+        assert!(!html.contains(gone), "{gone} in the page");
+    }
+    assert!(model.contains("Run the tests for"), "{model}");
+    assert!(stderr.contains("privacy rules redacted"), "{stderr}");
+    Ok(())
+}
+
+#[test]
+fn a_notebook_whose_transcript_holds_the_report_id_rerenders() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let log = dir.path().join("s.jsonl");
+    let text = fs::read_to_string(sample())?.replace(
+        "Also deploy it to staging.",
+        "grep says <template id=\\\"tracebook-report\\\" data-encoding=\\\"zstd+base64\\\"> here",
+    );
+    fs::write(&log, text)?;
+    let page = dir.path().join("s.html");
+    tracebook()
+        .arg("render")
+        .arg(&log)
+        .arg("-o")
+        .arg(&page)
+        .assert()
+        .success();
+    let (html, _) = rerender(&page)?;
+    let model = embedded(&html)?;
+    assert_eq!(model["turns"].as_array().map(Vec::len), Some(4));
+    assert!(serde_json::to_string(&model)?.contains("grep says <template id="));
+    Ok(())
+}
+
+#[test]
+fn json_output_honours_the_conversation_view() -> anyhow::Result<()> {
+    let full = report_json(&[])?;
+    let conversation = report_json(&["--view", "conversation"])?;
+    let steps = |r: &Json| -> usize {
+        r["turns"].as_array().map_or(0, |t| {
+            t.iter()
+                .filter_map(|t| t["steps"].as_array())
+                .map(Vec::len)
+                .sum()
+        })
+    };
+    assert!(steps(&full) > 0);
+    assert_eq!(steps(&conversation), 0);
+    assert_eq!(
+        conversation["turns"][0]["prompt"]["text"],
+        full["turns"][0]["prompt"]["text"]
+    );
+    Ok(())
+}

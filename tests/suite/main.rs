@@ -33,6 +33,7 @@ pub(crate) fn tracebook() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("tracebook").expect("binary is built");
     cmd.env_remove("HOME")
         .env_remove("USERPROFILE")
+        .env_remove("XDG_STATE_HOME")
         .env("TRACEBOOK_GENERATED_AT", "2026-01-01T00:00:00Z");
     cmd
 }
