@@ -235,6 +235,8 @@ pub struct Filter {
     pub since: Option<SystemTime>,
     /// Only sessions whose project contains this text (case-insensitive).
     pub project: Option<String>,
+    /// Harnesses whose found files that hold no turn are not sessions (`discover.skip_empty`).
+    pub skip_empty: Vec<String>,
 }
 
 impl Filter {
@@ -261,7 +263,8 @@ impl Filter {
                 .as_deref()
                 .is_some_and(|proj| proj.to_lowercase().contains(&p.to_lowercase())),
         };
-        self.admits_file(&Found::file(&e.harness, PathBuf::new())) && since && project
+        let empty = e.turns == 0 && self.skip_empty.contains(&e.harness);
+        self.admits_file(&Found::file(&e.harness, PathBuf::new())) && since && project && !empty
     }
 }
 

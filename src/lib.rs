@@ -459,6 +459,11 @@ fn catalog_filter(
             .transpose()
             .map_err(anyhow::Error::msg)?,
         project: project.map(str::to_owned),
+        skip_empty: set
+            .iter()
+            .filter(|a| a.spec.discover.as_ref().is_some_and(|d| d.skip_empty))
+            .map(|a| a.spec.name.clone())
+            .collect(),
     })
 }
 
@@ -477,6 +482,7 @@ fn find_session(
     let rows: Vec<catalog::Entry> = catalog::summarize(found, set, redact, &generated_at())
         .into_iter()
         .filter_map(|(_, row)| row.ok())
+        .filter(|row| filter.admits(row))
         .collect();
     match catalog::by_id(&rows, id).as_slice() {
         [one] => Ok(catalog::Found {

@@ -386,6 +386,13 @@ impl<'a> Interpreter<'a> {
         }
     }
 
+    /// Counts `n` records skipped for `reason` outside the rules (none when `n` is 0).
+    pub(crate) fn skip(&mut self, reason: &str, n: usize) {
+        if n > 0 {
+            *self.raw.skipped.entry(reason.to_owned()).or_insert(0) += n;
+        }
+    }
+
     /// Reads session facts from a value that is not a record (a JSON document's own fields).
     pub(crate) fn facts_only(&mut self, value: &Json) {
         self.facts(FactDraft::of(self.spec, value));
@@ -771,7 +778,17 @@ fn eval_cow<'j>(spec: &ValueSpec, item: &'j Json, record: &'j Json) -> Option<Co
         value = Cow::Owned(Json::String(variant_name(&value)?));
     }
     let mut text = if spec.text {
-        Some(flatten_text(&value)?)
+        Some(match value.as_ref() {
+            Json::Array(items) if !spec.parts.is_empty() => {
+                let chosen: Vec<&Json> = items
+                    .iter()
+                    .filter(|part| all(&spec.parts, part, record))
+                    .collect();
+                // Nothing but blanks chosen: no text, so no empty reply or prompt is made.
+                Cow::Owned(join_texts(chosen.into_iter()).filter(|t| !t.trim().is_empty())?)
+            }
+            other => flatten_text(other)?,
+        })
     } else {
         None
     };
@@ -868,18 +885,7 @@ fn variant_name(v: &Json) -> Option<String> {
 fn flatten_text(v: &Json) -> Option<Cow<'_, str>> {
     match v {
         Json::String(s) => Some(Cow::Borrowed(s)),
-        Json::Array(items) => {
-            let mut out = String::new();
-            let mut first = true;
-            for part in items.iter().filter_map(flatten_text) {
-                if !first {
-                    out.push('\n');
-                }
-                out.push_str(&part);
-                first = false;
-            }
-            Some(Cow::Owned(out))
-        }
+        Json::Array(items) => join_texts(items.iter()).map(Cow::Owned),
         Json::Object(map) => match map.get("text") {
             Some(Json::String(s)) => Some(Cow::Borrowed(s)),
             _ => None,
@@ -887,6 +893,20 @@ fn flatten_text(v: &Json) -> Option<Cow<'_, str>> {
         Json::Null => None,
         other => Some(Cow::Owned(other.to_string())),
     }
+}
+
+/// The texts of list elements, one a line.
+fn join_texts<'j>(items: impl Iterator<Item = &'j Json>) -> Option<String> {
+    let mut out = String::new();
+    let mut first = true;
+    for part in items.filter_map(flatten_text) {
+        if !first {
+            out.push('\n');
+        }
+        out.push_str(&part);
+        first = false;
+    }
+    Some(out)
 }
 
 fn patch(spec: &PatchSpec, item: &Json, record: &Json) -> Option<String> {

@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 use serde_json::Value as Json;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -878,9 +878,11 @@ fn read_records<'s>(
         }
     };
     if !grouped {
-        for draft in log.finish() {
+        let (drafts, relisted) = log.finish();
+        for draft in drafts {
             interp.apply(*draft);
         }
+        interp.skip(RELISTED, relisted);
         return Ok(count);
     }
     if let Some(r) = replay {
@@ -888,7 +890,9 @@ fn read_records<'s>(
         for (line, rec) in held {
             log.push(Replayed::of(r, rec, &|rec| (line, rec)));
         }
-        held = log.finish().collect();
+        let (records, relisted) = log.finish();
+        held = records.collect();
+        interp.skip(RELISTED, relisted);
     }
     // Records are regrouped by their parent link before the rules see them.
     let lines: Vec<usize> = held.iter().map(|(l, _)| *l).collect();
@@ -909,6 +913,9 @@ enum Replayed<T> {
     /// Replaces the whole list by these, then keeps the record itself (under its key, not
     /// indexed by it).
     Reset(Vec<Replayed<T>>, Option<String>, T),
+    /// Keeps the records before it and adds the listed ones the log does not hold yet (`None`:
+    /// a copy of an earlier record under a new key), then keeps the record itself.
+    Merge(Vec<(Option<String>, Option<T>)>, Option<String>, T),
     /// Keeps the record, in the place of an earlier copy with the same key if there is one.
     Keep(Option<String>, T),
 }
@@ -931,6 +938,19 @@ impl<T> Replayed<T> {
             .as_ref()
             .and_then(|p| super::interpret::lookup(&rec, &p.path))
         {
+            if spec.reset_keeps {
+                let items = list
+                    .iter()
+                    .map(|item| {
+                        let adds = spec
+                            .reset_adds
+                            .iter()
+                            .all(|c| super::interpret::condition_holds(c, item));
+                        (key(&spec.key, item), adds.then(|| make(item.clone())))
+                    })
+                    .collect();
+                return Self::Merge(items, own, make(rec));
+            }
             let items = list
                 .clone()
                 .into_iter()
@@ -943,10 +963,15 @@ impl<T> Replayed<T> {
 }
 
 /// Replays an append-only log: later copies replace earlier ones in place, a rewind drops a
-/// record and everything after it, a reset replaces the whole list.
+/// record and everything after it, a reset replaces the whole list (or, when it keeps the
+/// records before it, adds what it lists that the log does not hold).
 struct Replay<T> {
     records: Vec<Option<(Option<String>, T)>>,
     index: HashMap<String, usize>,
+    /// Keys a keeping reset listed as copies of earlier records.
+    copies: HashSet<String>,
+    /// How many copies were left out.
+    relisted: usize,
 }
 
 impl<T> Default for Replay<T> {
@@ -954,9 +979,14 @@ impl<T> Default for Replay<T> {
         Self {
             records: Vec::new(),
             index: HashMap::new(),
+            copies: HashSet::new(),
+            relisted: 0,
         }
     }
 }
+
+/// Why a replayed log left out a record a keeping reset re-listed.
+pub(crate) const RELISTED: &str = "copy of earlier records listed again by a history rewrite";
 
 impl<T> Replay<T> {
     fn push(&mut self, r: Replayed<T>) {
@@ -978,6 +1008,25 @@ impl<T> Replay<T> {
                 }
                 self.records.push(Some((own, rec)));
             }
+            Replayed::Merge(items, own, rec) => {
+                self.drop_rewritten(&items);
+                for (k, item) in items {
+                    if k.as_ref()
+                        .is_some_and(|k| self.index.contains_key(k) || self.copies.contains(k))
+                    {
+                        continue;
+                    }
+                    match item {
+                        Some(item) => self.push(Replayed::Keep(k, item)),
+                        None => {
+                            self.relisted += 1;
+                            self.copies.extend(k);
+                        }
+                    }
+                }
+                self.records.push(Some((own, rec)));
+            }
+            Replayed::Keep(Some(k), _) if self.copies.contains(&k) => self.relisted += 1,
             Replayed::Keep(Some(k), rec) => match self.index.get(&k) {
                 Some(&at) => self.records[at] = Some((Some(k), rec)),
                 None => {
@@ -989,8 +1038,40 @@ impl<T> Replay<T> {
         }
     }
 
-    fn finish(self) -> impl Iterator<Item = T> {
-        self.records.into_iter().flatten().map(|(_, rec)| rec)
+    /// A rewrite that lists exactly the records written just before it, in their order (keyless
+    /// records between them aside), wrote the whole history again as new records under new
+    /// keys before listing it (Gemini CLI's tool-output masking): those records are copies.
+    fn drop_rewritten(&mut self, items: &[(Option<String>, Option<T>)]) {
+        let mut want = items.iter().rev();
+        let mut run = Vec::new();
+        for (at, slot) in self.records.iter().enumerate().rev() {
+            let Some((Some(k), _)) = slot else { continue };
+            match want.next() {
+                Some((Some(listed), _)) if listed == k => run.push(at),
+                _ => return,
+            }
+            if run.len() == items.len() {
+                break;
+            }
+        }
+        if run.is_empty() || run.len() != items.len() {
+            return;
+        }
+        for at in run {
+            if let Some((Some(k), _)) = self.records[at].take() {
+                self.index.remove(&k);
+                self.copies.insert(k);
+                self.relisted += 1;
+            }
+        }
+    }
+
+    /// The records in order, and how many re-listed copies were left out.
+    fn finish(self) -> (impl Iterator<Item = T>, usize) {
+        (
+            self.records.into_iter().flatten().map(|(_, rec)| rec),
+            self.relisted,
+        )
     }
 }
 
@@ -1768,6 +1849,83 @@ mod tests {
         );
         assert_eq!(rec, Some(serde_json::json!({"a": "x\u{fffd}y"})));
         assert!(w[0].message.contains("invalid UTF-8"));
+    }
+
+    /// Replays Gemini-style records through a keeping reset; returns the kept ids and how
+    /// many copies were left out.
+    fn merged(records: Vec<Json>) -> (Vec<String>, usize) {
+        let spec = AdapterSpec::parse(
+            "t.yaml",
+            r#"
+name: t
+label: T
+input: { format: jsonl }
+records:
+  replay:
+    key: /id
+    reset: /$set/messages
+    reset_keeps: true
+    reset_adds: [{ at: /new, eq: true }]
+event_map: [{ skip: all }]
+"#,
+        )
+        .expect("test adapter parses");
+        let Some(replay) = spec.records.replay.as_ref() else {
+            panic!("a replay block")
+        };
+        let mut log = Replay::default();
+        for rec in records {
+            log.push(Replayed::of(replay, rec, &|rec| {
+                rec.get("id").map(super::super::interpret::scalar_string)
+            }));
+        }
+        let (kept, relisted) = log.finish();
+        (kept.flatten().collect(), relisted)
+    }
+
+    #[test]
+    fn a_keeping_reset_leaves_earlier_records_and_adds_only_what_it_may() {
+        use serde_json::json;
+        let (kept, relisted) = merged(vec![
+            json!({"$set": {"messages": [{"id": "env", "new": true}]}}),
+            json!({"id": "p1"}),
+            json!({"id": "g1"}),
+            // A compression: env known, a summary added, a kept turn under a new id left out.
+            json!({"$set": {"messages": [{"id": "env"}, {"id": "sum", "new": true}, {"id": "p1b"}]}}),
+            // The copy written again later is left out too.
+            json!({"id": "p1b"}),
+            json!({"id": "p2"}),
+        ]);
+        assert_eq!(kept, ["env", "p1", "g1", "sum", "p2"]);
+        assert_eq!(relisted, 2);
+    }
+
+    #[test]
+    fn a_rewrite_that_lists_the_records_just_written_makes_them_copies() {
+        use serde_json::json;
+        // Masking: the whole history written again under new ids, then listed.
+        let (kept, relisted) = merged(vec![
+            json!({"$set": {"messages": [{"id": "env", "new": true}]}}),
+            json!({"id": "p1"}),
+            json!({"id": "g1"}),
+            json!({"id": "env2"}),
+            json!({"$set": {"lastUpdated": "t"}}),
+            json!({"id": "p1b"}),
+            json!({"id": "g1b"}),
+            json!({"$set": {"messages": [{"id": "env2"}, {"id": "p1b"}, {"id": "g1b"}]}}),
+            json!({"id": "p2"}),
+        ]);
+        assert_eq!(kept, ["env", "p1", "g1", "p2"]);
+        assert_eq!(relisted, 3);
+        // A rewrite that lists older records (a resume, a rollback) removes nothing.
+        let (kept, relisted) = merged(vec![
+            json!({"$set": {"messages": [{"id": "env", "new": true}]}}),
+            json!({"id": "p1"}),
+            json!({"id": "g1"}),
+            json!({"$set": {"messages": [{"id": "env"}, {"id": "p1"}]}}),
+        ]);
+        assert_eq!(kept, ["env", "p1", "g1"]);
+        assert_eq!(relisted, 0);
     }
 
     #[test]

@@ -252,6 +252,9 @@ impl Needs {
         for alt in v.first_of.iter().chain(&v.all_of) {
             self.value(items, alt);
         }
+        // The parts are inside a value read whole; only what they read of the record
+        // (`^/...`) is added here (a relative pointer adds a harmless read beside the item).
+        self.conditions(items, &v.parts);
     }
 
     fn pointer(&mut self, items: &[Path], p: &Pointer, whole: bool) {

@@ -83,6 +83,10 @@ pub struct DiscoverSpec {
     /// File-name patterns that are never main session files (subagent transcripts, say).
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// A found file that holds no turn is not a session: the harness leaves such files
+    /// behind and does not list them itself (Gemini CLI's resume writes one).
+    #[serde(default)]
+    pub skip_empty: bool,
 }
 
 /// One candidate base folder: an environment variable or a folder under the home folder,
@@ -262,6 +266,14 @@ pub struct ReplaySpec {
     pub rewind: Option<Pointer>,
     /// A record holding an array here replaces every record read so far with its elements.
     pub reset: Option<Pointer>,
+    /// A reset keeps the records before it (an audit keeps what the log wrote): a listed
+    /// record whose key is already in the log leaves that copy as first written, one with a
+    /// new key is added in the reset's place.
+    pub reset_keeps: bool,
+    /// With `reset_keeps`, the listed records with a new key that are added; any other is a
+    /// copy of an earlier record under a new key (counted as skipped, as is every later copy
+    /// with that key). Empty: every one is added.
+    pub reset_adds: Vec<Condition>,
 }
 
 /// Regrouping records by a parent link (a turn's replies point at the prompt that started it).
@@ -531,6 +543,10 @@ pub struct ValueSpec {
     /// Remove every match of this regex from the text, then trim it; nothing left makes the
     /// value absent.
     pub strip: Option<Box<Regex>>,
+    /// With `text`, only the list elements for which these conditions hold are flattened
+    /// (a prompt's parts without the ones a hook appended; a reply's parts without its
+    /// reasoning). Empty: every element.
+    pub parts: Vec<Condition>,
     /// Capture group 1 (or the whole match) of this regex over the string value.
     pub regex: Option<Regex>,
     /// Translate the value through this named table.
@@ -628,6 +644,10 @@ struct RawReplay {
     key: String,
     rewind: Option<String>,
     reset: Option<String>,
+    #[serde(default)]
+    reset_keeps: bool,
+    #[serde(default)]
+    reset_adds: Vec<RawCondition>,
 }
 
 #[derive(Deserialize)]
@@ -735,6 +755,8 @@ struct RawValueFull {
     #[serde(default)]
     text: bool,
     strip: Option<String>,
+    #[serde(default)]
+    parts: Vec<RawCondition>,
     regex: Option<String>,
     map: Option<String>,
     #[serde(default)]
@@ -772,6 +794,7 @@ impl RawValueFull {
             constant: None,
             text: false,
             strip: None,
+            parts: Vec::new(),
             regex: None,
             map: None,
             json: false,
@@ -960,6 +983,15 @@ impl Validator<'_> {
                         .as_deref()
                         .map(|p| self.pointer("records.replay.reset", p))
                         .transpose()?,
+                    reset_keeps: r.reset_keeps,
+                    reset_adds: if !r.reset_adds.is_empty() && !r.reset_keeps {
+                        return Err(self.invalid(
+                            "records.replay.reset_adds",
+                            "chooses what a reset adds when it keeps earlier records: set `reset_keeps: true`",
+                        ));
+                    } else {
+                        self.conditions("records.replay.reset_adds", r.reset_adds)?
+                    },
                 }),
                 None => None,
             },
@@ -1578,11 +1610,16 @@ impl Validator<'_> {
                 }
             }
         }
+        if !full.parts.is_empty() && !full.text {
+            return Err(self.invalid(field, "`parts` chooses what `text: true` flattens"));
+        }
+        let parts = self.conditions(&format!("{field}.parts"), full.parts)?;
         Ok(ValueSpec {
             at,
             constant: full.constant,
             text: full.text,
             strip,
+            parts,
             regex,
             map: full.map,
             json: full.json,

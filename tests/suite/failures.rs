@@ -520,6 +520,21 @@ fn gemini_error_kinds_and_stream_results() -> anyhow::Result<()> {
             result(err("TypeError")),
             Some(line("Gemini CLI", "unknown", "unknown", "")),
         ),
+        // 0.61: a failed model request (429, 500) is `type: unknown` (the error is not an
+        // `Error`) with the CLI's `[API Error: …]` message; the text is tested, never kept.
+        (
+            result(
+                json!({"type": "unknown", "message": format!("[API Error: {RAW}]\nPlease wait and try again later.")}),
+            ),
+            Some(line("Gemini CLI", "turn", "api_error", "")),
+        ),
+        // A fatal tool error is named by the tool's error type.
+        (
+            result(
+                json!({"type": "no_space_left", "message": format!("Error executing tool write_file: {RAW}")}),
+            ),
+            Some(line("Gemini CLI", "turn", "no_space_left", "")),
+        ),
         // Local cancellation and success: no line.
         (result(err("FatalCancellationError")), None),
         (

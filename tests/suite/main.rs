@@ -9,6 +9,7 @@ mod conformance; // captures of the real harness releases read as their scenario
 mod corpus; // every real session under $TRACEBOOK_CORPUS renders with the invariants
 mod everyday; // list, render --session/--all, index, manifest, turn selection, rerender
 mod failures; // failure facts: one bounded, allowlisted line per failed run, no raw text
+mod gemini; // Gemini CLI recordings: history rewrites, its own user messages, resume leftovers
 mod generators; // scripts/gen-session.py output reads back as planted
 mod hostile; // hostile and broken input: no panic, no planted secret in any output
 mod html; // the notebook: self-contained, offline, escaped, linkable
