@@ -142,6 +142,9 @@ fn hook_context_and_editor_context_are_not_prompt_text() -> anyhow::Result<()> {
     assert_eq!(responses(&r), ["The branch is main."]);
     assert_eq!(turns(&r)[0]["response_status"], "complete");
     assert_eq!(skipped(&r, "IDE editor context written by Gemini CLI"), 2);
+    // The hook's text is a notice inside the turn, after the prompt.
+    assert_eq!(step_types(&turns(&r)[0]), ["notice"]);
+    assert_eq!(turns(&r)[0]["steps"][0]["text"], "The branch is main.");
     let text = serde_json::to_string(&r["turns"])?;
     assert!(!text.contains("hook_context"), "{text}");
     assert!(!text.contains("editor context"), "{text}");
@@ -255,5 +258,32 @@ fn a_stream_json_shell_success_without_an_exit_code_is_unknown_not_ok() -> anyho
     let s = read("stream-json/session.jsonl")?;
     assert_eq!(turns(&s)[0]["steps"][0]["status"], "error");
     assert_eq!(turns(&s)[0]["steps"][2]["status"], "ok");
+    Ok(())
+}
+
+#[test]
+fn captured_recordings_read_one_turn_per_prompt_with_every_answer() -> anyhow::Result<()> {
+    // The committed captures of Gemini CLI 0.61.0: each prompt is one turn, each answered.
+    let root = fixtures().join("captured/gemini-cli-0.61.0");
+    for (scenario, expected) in [("resume", 2), ("shell", 1)] {
+        let chats = root.join(scenario).join("chats");
+        for file in fs::read_dir(&chats)?.flatten() {
+            let r = serde_json::to_value(report(&file.path())?)?;
+            let capture: Json = serde_json::from_str(&fs::read_to_string(
+                root.join(scenario).join("capture.json"),
+            )?)?;
+            let typed: Vec<&str> = capture["script"]["turns"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|t| t["prompt"].as_str())
+                .collect();
+            assert!(!typed.is_empty(), "{scenario}");
+            assert_eq!(prompts(&r), typed, "{scenario}");
+            assert_eq!(r["summary"]["complete"], expected, "{scenario}");
+            assert_eq!(r["warnings"], json!([]), "{scenario}");
+        }
+    }
     Ok(())
 }
