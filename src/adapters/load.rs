@@ -972,6 +972,8 @@ struct Replay<T> {
     copies: HashSet<String>,
     /// How many copies were left out.
     relisted: usize,
+    /// How many places the log had when its last reset was replayed.
+    last_reset: usize,
 }
 
 impl<T> Default for Replay<T> {
@@ -981,6 +983,7 @@ impl<T> Default for Replay<T> {
             index: HashMap::new(),
             copies: HashSet::new(),
             relisted: 0,
+            last_reset: 0,
         }
     }
 }
@@ -1025,6 +1028,7 @@ impl<T> Replay<T> {
                     }
                 }
                 self.records.push(Some((own, rec)));
+                self.last_reset = self.records.len();
             }
             Replayed::Keep(Some(k), _) if self.copies.contains(&k) => self.relisted += 1,
             Replayed::Keep(Some(k), rec) => match self.index.get(&k) {
@@ -1038,13 +1042,18 @@ impl<T> Replay<T> {
         }
     }
 
-    /// A rewrite that lists exactly the records written just before it, in their order (keyless
-    /// records between them aside), wrote the whole history again as new records under new
-    /// keys before listing it (Gemini CLI's tool-output masking): those records are copies.
+    /// A rewrite that lists exactly the records written just before it and since the last
+    /// rewrite, in their order (keyless records between them aside), wrote the whole history
+    /// again as new records under new keys before listing it (Gemini CLI's tool-output
+    /// masking): those records are copies. (A resume re-lists records written before its own
+    /// start: those stay.)
     fn drop_rewritten(&mut self, items: &[(Option<String>, Option<T>)]) {
         let mut want = items.iter().rev();
         let mut run = Vec::new();
         for (at, slot) in self.records.iter().enumerate().rev() {
+            if at < self.last_reset {
+                return;
+            }
             let Some((Some(k), _)) = slot else { continue };
             match want.next() {
                 Some((Some(listed), _)) if listed == k => run.push(at),
@@ -1923,6 +1932,16 @@ event_map: [{ skip: all }]
             json!({"id": "p1"}),
             json!({"id": "g1"}),
             json!({"$set": {"messages": [{"id": "env"}, {"id": "p1"}]}}),
+        ]);
+        assert_eq!(kept, ["env", "p1", "g1"]);
+        assert_eq!(relisted, 0);
+        // A resume that lists the records written before its own start, nothing between.
+        let (kept, relisted) = merged(vec![
+            json!({"$set": {"messages": [{"id": "env", "new": true}]}}),
+            json!({"id": "p1"}),
+            json!({"id": "g1"}),
+            json!({"$set": {"messages": [{"id": "env"}]}}),
+            json!({"$set": {"messages": [{"id": "env"}, {"id": "p1"}, {"id": "g1"}]}}),
         ]);
         assert_eq!(kept, ["env", "p1", "g1"]);
         assert_eq!(relisted, 0);
