@@ -407,6 +407,41 @@ impl<'a> Normalizer<'a> {
                     continue;
                 }
             };
+            // One interrupt, one compaction or one failure written on two records back to
+            // back (the harness's marker and its summary; the user's stop and the run's end;
+            // the model request's error and the run's result) is one. A failure keeps the
+            // names its first record gives, and takes the numbers it lacks from the second.
+            if let Some(Slot::Done(last)) = slots.last_mut() {
+                match (&mut last.kind, kind) {
+                    (EventKind::Interrupt, EventKind::Interrupt) => continue,
+                    (EventKind::Failure(kept), EventKind::Failure(f))
+                        if kept.scope == f.scope && kept.call_id == f.call_id =>
+                    {
+                        if kept.category == UNKNOWN {
+                            kept.stage = f.stage;
+                            kept.category = f.category;
+                        }
+                        kept.http_status = kept.http_status.or(f.http_status);
+                        kept.exit_code = kept.exit_code.or(f.exit_code);
+                        kept.signal = kept.signal.or(f.signal);
+                        continue;
+                    }
+                    (
+                        EventKind::Compaction { summary: kept },
+                        EventKind::Compaction { summary },
+                    ) => {
+                        if kept.is_none() {
+                            *kept = summary;
+                        }
+                        continue;
+                    }
+                    (_, kind) => slots.push(Slot::Done(Event {
+                        timestamp: ts,
+                        kind,
+                    })),
+                }
+                continue;
+            }
             slots.push(Slot::Done(Event {
                 timestamp: ts,
                 kind,
