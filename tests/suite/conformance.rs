@@ -494,84 +494,120 @@ fn capture_dirs() -> anyhow::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// What checking one capture found: mismatches (and stale gaps), forms read, its harness.
+struct Checked {
+    failures: Vec<String>,
+    forms: usize,
+    harness: String,
+}
+
+/// Reads every form of one capture and compares it with its scenario.
+fn check_capture(dir: &Path) -> anyhow::Result<Checked> {
+    let name = dir.strip_prefix(captured())?.display().to_string();
+    let capture: Capture = serde_json::from_slice(&std::fs::read(dir.join("capture.json"))?)?;
+    let mut failures = Vec::new();
+    let release = format!("{}-{}", capture.harness, capture.version);
+    if dir.parent().and_then(|p| p.file_name()) != Some(std::ffi::OsStr::new(&release)) {
+        failures.push(format!("{name}: capture.json says {release}"));
+    }
+    let path = rig()
+        .join("scenarios")
+        .join(&capture.harness)
+        .join(format!("{}.json", capture.scenario));
+    let scenario = load_scenario(&path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let mut checked = Checked {
+        failures: Vec::new(),
+        forms: 0,
+        harness: capture.harness.clone(),
+    };
+    if scenario.script != capture.script {
+        failures.push(format!(
+            "{name}: the scenario's script changed since it was captured; re-capture it \
+             (python3 scripts/capture/capture.py --harness {} --scenario {})",
+            capture.harness, capture.scenario
+        ));
+        checked.failures = failures;
+        return Ok(checked);
+    }
+    for (form, own) in &scenario.forms {
+        if own.why.trim().is_empty() {
+            failures.push(format!("{name}: `forms.{form}` does not say why"));
+        }
+    }
+    for gap in &scenario.known_gaps {
+        if gap.what.trim().is_empty() || gap.why.trim().is_empty() {
+            failures.push(format!(
+                "{name}: the known gap at {} {} does not say what and why",
+                gap.form, gap.at
+            ));
+        }
+    }
+    let names: BTreeSet<&str> = capture.forms.iter().map(|f| f.form.as_str()).collect();
+    for form in scenario.forms.keys() {
+        if !names.contains(form.as_str()) {
+            failures.push(format!(
+                "{name}: `forms` names {form}, which the capture lacks"
+            ));
+        }
+    }
+    let mut gaps_seen = vec![false; scenario.known_gaps.len()];
+    for form in &capture.forms {
+        let mismatches = check_form(dir, &capture, &scenario, form)?;
+        checked.forms += 1;
+        for m in mismatches {
+            let gap = scenario
+                .known_gaps
+                .iter()
+                .position(|g| g.form == form.form && g.at == m.at);
+            match gap {
+                Some(i) => gaps_seen[i] = true,
+                None => failures.push(format!("{name} {}: {}: {}", form.form, m.at, m.detail)),
+            }
+        }
+    }
+    for (gap, seen) in scenario.known_gaps.iter().zip(gaps_seen) {
+        if !seen {
+            failures.push(format!(
+                "{name} {}: known gap at {} is no longer there ({}): remove it from {}",
+                gap.form,
+                gap.at,
+                gap.what,
+                path.display()
+            ));
+        }
+    }
+    checked.failures = failures;
+    Ok(checked)
+}
+
 #[test]
 fn every_capture_reads_as_its_scenario_says() -> anyhow::Result<()> {
+    let dirs = capture_dirs()?;
+    // Captures are checked on every core, each by one worker; the report keeps their order.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: std::sync::Mutex<Vec<Option<anyhow::Result<Checked>>>> =
+        std::sync::Mutex::new(dirs.iter().map(|_| None).collect());
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(dir) = dirs.get(i) else { break };
+                    let result = check_capture(dir);
+                    results.lock().expect("no worker panicked")[i] = Some(result);
+                }
+            });
+        }
+    });
     let mut failures: Vec<String> = Vec::new();
     let mut checked = 0;
     let mut harnesses = BTreeSet::new();
-    for dir in capture_dirs()? {
-        let name = dir.strip_prefix(captured())?.display().to_string();
-        let capture: Capture = serde_json::from_slice(&std::fs::read(dir.join("capture.json"))?)?;
-        assert_eq!(
-            dir.parent().and_then(|p| p.file_name()),
-            Some(std::ffi::OsStr::new(&format!(
-                "{}-{}",
-                capture.harness, capture.version
-            ))),
-            "{name}: folder and capture.json disagree"
-        );
-        let path = rig()
-            .join("scenarios")
-            .join(&capture.harness)
-            .join(format!("{}.json", capture.scenario));
-        let scenario =
-            load_scenario(&path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        if scenario.script != capture.script {
-            failures.push(format!(
-                "{name}: the scenario's script changed since it was captured; re-capture it \
-                 (python3 scripts/capture/capture.py --harness {} --scenario {})",
-                capture.harness, capture.scenario
-            ));
-            continue;
-        }
-        for (form, own) in &scenario.forms {
-            if own.why.trim().is_empty() {
-                failures.push(format!("{name}: `forms.{form}` does not say why"));
-            }
-        }
-        for gap in &scenario.known_gaps {
-            if gap.what.trim().is_empty() || gap.why.trim().is_empty() {
-                failures.push(format!(
-                    "{name}: the known gap at {} {} does not say what and why",
-                    gap.form, gap.at
-                ));
-            }
-        }
-        harnesses.insert(capture.harness.clone());
-        let names: BTreeSet<&str> = capture.forms.iter().map(|f| f.form.as_str()).collect();
-        for form in scenario.forms.keys() {
-            if !names.contains(form.as_str()) {
-                failures.push(format!(
-                    "{name}: `forms` names {form}, which the capture lacks"
-                ));
-            }
-        }
-        let mut gaps_seen = vec![false; scenario.known_gaps.len()];
-        for form in &capture.forms {
-            let mismatches = check_form(&dir, &capture, &scenario, form)?;
-            checked += 1;
-            for m in mismatches {
-                let gap = scenario
-                    .known_gaps
-                    .iter()
-                    .position(|g| g.form == form.form && g.at == m.at);
-                match gap {
-                    Some(i) => gaps_seen[i] = true,
-                    None => failures.push(format!("{name} {}: {}: {}", form.form, m.at, m.detail)),
-                }
-            }
-        }
-        for (gap, seen) in scenario.known_gaps.iter().zip(gaps_seen) {
-            if !seen {
-                failures.push(format!(
-                    "{name} {}: known gap at {} is no longer there ({}): remove it from {}",
-                    gap.form,
-                    gap.at,
-                    gap.what,
-                    path.display()
-                ));
-            }
-        }
+    for result in results.into_inner().expect("no worker panicked") {
+        let result = result.expect("every capture was checked")?;
+        failures.extend(result.failures);
+        checked += result.forms;
+        harnesses.insert(result.harness);
     }
     assert!(
         checked >= 40,
