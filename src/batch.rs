@@ -412,12 +412,13 @@ pub fn render_all(
     let failed: Vec<&IndexRow> = rows.iter().filter(|r| r.error.is_some()).collect();
     let mut stderr = std::io::stderr().lock();
     for r in &failed {
+        let shown = crate::privacy::clean::for_terminal;
         writeln!(
             stderr,
             "error: {} {}: {}",
-            r.harness,
-            r.id,
-            r.error.as_deref().unwrap_or_default()
+            shown(&r.harness),
+            shown(&r.id),
+            shown(r.error.as_deref().unwrap_or_default())
         )
         .ok();
     }

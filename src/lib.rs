@@ -72,6 +72,12 @@ impl Exit {
     }
 }
 
+/// Text from a log, a file name or an error, as it is printed on a terminal: no control or
+/// invisible character left ([`privacy::clean::for_terminal`]).
+fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    privacy::clean::for_terminal(text)
+}
+
 /// Runs one command.
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
@@ -187,7 +193,7 @@ fn render_command(args: &RenderArgs) -> anyhow::Result<Exit> {
     let mut stderr = std::io::stderr();
     if !args.quiet || args.strict {
         for w in &warnings {
-            writeln!(stderr, "warning: {w}").ok();
+            writeln!(stderr, "warning: {}", shown(&w.to_string())).ok();
         }
     }
     if args.strict && !warnings.is_empty() {
@@ -534,7 +540,7 @@ fn list_command(args: &cli::ListArgs) -> anyhow::Result<Exit> {
             Ok(_) => {}
             Err(e) => {
                 failed += 1;
-                writeln!(stderr, "warning: {}: skipped: {e}", found.harness).ok();
+                writeln!(stderr, "warning: {}: skipped: {}", found.harness, shown(&e)).ok();
             }
         }
     }
@@ -569,17 +575,20 @@ fn list_command(args: &cli::ListArgs) -> anyhow::Result<Exit> {
             "{:<12} {:<38} {:<20} {:<20} {:>5} {:>6} {:>6}",
             "HARNESS", "ID", "PROJECT", "STARTED", "TURNS", "TOOLS", "ERRORS"
         );
+        // Each cell is one line of visible text, whatever the log put in an id or a project.
         for e in &rows {
             let _ = writeln!(
                 text,
                 "{:<12} {:<38} {:<20} {:<20} {:>5} {:>6} {:>6}",
-                e.harness,
-                e.id,
-                e.project.as_deref().unwrap_or("-"),
-                e.started_at
-                    .as_deref()
-                    .map(|s| s.chars().take(19).collect::<String>())
-                    .unwrap_or_else(|| "-".to_owned()),
+                shown(&e.harness),
+                shown(&e.id),
+                shown(e.project.as_deref().unwrap_or("-")),
+                shown(
+                    &e.started_at
+                        .as_deref()
+                        .map(|s| s.chars().take(19).collect::<String>())
+                        .unwrap_or_else(|| "-".to_owned())
+                ),
                 e.turns,
                 e.tool_calls,
                 e.errors
@@ -600,7 +609,7 @@ fn list_command(args: &cli::ListArgs) -> anyhow::Result<Exit> {
 }
 
 fn rerender_command(args: &cli::RerenderArgs) -> anyhow::Result<Exit> {
-    let name = args.input.display().to_string();
+    let name = shown(&args.input.display().to_string()).into_owned();
     let html = std::fs::read_to_string(&args.input).with_context(|| format!("reading {name}"))?;
     let back = report::compat::read(&html).with_context(|| name.clone())?;
     // Today's privacy stage over what the old notebook holds, before anything is rendered.
@@ -622,7 +631,7 @@ fn rerender_command(args: &cli::RerenderArgs) -> anyhow::Result<Exit> {
     if !args.quiet {
         let mut stderr = std::io::stderr().lock();
         for note in &back.notes {
-            writeln!(stderr, "note: {name}: {note}").ok();
+            writeln!(stderr, "note: {name}: {}", shown(note)).ok();
         }
         if redacted {
             writeln!(

@@ -12,7 +12,10 @@ fn main() -> ExitCode {
     match tracebook::run(cli) {
         Ok(exit) => ExitCode::from(exit.code()),
         Err(err) => {
-            eprintln!("error: {err:#}");
+            // A message can quote a file name or a session id: nothing in it reaches the
+            // terminal as a control character.
+            let text = tracebook::privacy::clean::lines_for_terminal(&format!("{err:#}"));
+            eprintln!("error: {text}");
             ExitCode::from(2)
         }
     }

@@ -664,3 +664,72 @@ fn a_locked_damaged_or_foreign_database_gets_a_message_that_names_the_cause() ->
     assert!(stderr.contains("not an SQLite database"), "{stderr}");
     Ok(())
 }
+
+#[test]
+fn terminal_escapes_and_newlines_in_names_and_ids_are_not_printed_raw() -> anyhow::Result<()> {
+    let home = tempfile::tempdir()?;
+    let project = home.path().join(".claude/projects/-w-shop");
+    std::fs::create_dir_all(&project)?;
+    // A session whose id starts a fake row and clears the screen, and a broken file whose name
+    // retitles the terminal window.
+    let session = session_with("hello").replace(
+        "\"sessionId\":\"s\"",
+        "\"sessionId\":\"evil\\nclaude-code  FAKEROW\\u001b[2J\"",
+    );
+    std::fs::write(project.join("good.jsonl"), session)?;
+    std::fs::write(
+        project.join("bad\u{1b}]0;pwned\u{7}\nname.jsonl"),
+        "not json\n",
+    )?;
+    let out = crate::tracebook()
+        .env("HOME", home.path())
+        .arg("list")
+        .output()?;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    for text in [&stdout, &stderr] {
+        assert!(!text.contains(['\u{1b}', '\u{7}']), "{text:?}");
+    }
+    assert!(
+        !stdout
+            .lines()
+            .any(|l| l.starts_with("claude-code  FAKEROW")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("evil⟨U+000A⟩claude-code"), "{stdout}");
+    assert!(
+        stderr.contains("bad⟨U+001B⟩]0;pwned⟨U+0007⟩⟨U+000A⟩name.jsonl"),
+        "{stderr}"
+    );
+    let dir = home.path().join("out");
+    let out = crate::tracebook()
+        .env("HOME", home.path())
+        .args(["render", "--all", "-o"])
+        .arg(&dir)
+        .output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(!stderr.contains(['\u{1b}', '\u{7}']), "{stderr:?}");
+    assert_eq!(
+        stderr.lines().filter(|l| l.starts_with("error:")).count(),
+        1,
+        "{stderr}"
+    );
+    Ok(())
+}
+
+#[test]
+fn invisible_characters_reach_the_notebook_as_visible_escapes() {
+    let text = "open src/evil\u{e0041}\u{e0042}txt.exe and pass\u{200b}word\u{feff} \u{61c}x";
+    let (html, json) = render(session_with(text).as_bytes()).expect("renders");
+    for s in [&html, &json] {
+        for c in ['\u{e0041}', '\u{200b}', '\u{feff}', '\u{61c}'] {
+            assert!(!s.contains(c), "{c:?} passed through");
+        }
+    }
+    assert!(json.contains("src/evil⟨U+E0041⟩⟨U+E0042⟩txt.exe"), "{json}");
+    assert!(html.contains("pass⟨U+200B⟩word"));
+}
