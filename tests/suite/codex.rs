@@ -231,3 +231,175 @@ fn codex_appended_exec_runs_of_a_real_capture_are_two_turns() -> anyhow::Result<
     );
     Ok(())
 }
+
+/// Shapes a 0.171 rollout writes that carry nothing to show (new history items, turn-item tags,
+/// UI events) are skipped without a warning; an event the adapter does not know is warned
+/// once, by its own name, since it may carry content.
+#[test]
+fn codex_current_rollout_shapes_are_read_and_an_unknown_event_is_warned_once() -> anyhow::Result<()>
+{
+    let report = report(&fixtures().join("codex/current-shapes/session.jsonl"))?;
+    let said: Vec<&str> = report.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert_eq!(
+        said,
+        [
+            "2 record(s) or block(s) of unrecognised type `brand_new_event` skipped",
+            "2 tool result(s) name a call that is not in the log; shown as calls with no \
+             retained arguments"
+        ]
+    );
+    let skipped = |reason: &str| {
+        report
+            .skipped
+            .iter()
+            .find(|s| s.reason == reason)
+            .map(|s| s.count)
+    };
+    assert_eq!(skipped("other history item"), Some(3)); // additional_tools, configuration_update, compaction_trigger
+    assert_eq!(skipped("review mode marker"), Some(2));
+    assert_eq!(skipped("extension turn item"), Some(1));
+    assert_eq!(skipped("bookkeeping record"), Some(1)); // token_usage_record
+    let tokens = report.session.tokens.as_ref().map(|t| (t.input, t.output));
+    assert_eq!(tokens, Some((1200, 40)));
+    Ok(())
+}
+
+/// A command the user ran (`!make test`) is a call of its own: named, with its command, output
+/// and exit code from the turn item's snake_case fields.
+#[test]
+fn codex_user_shell_command_keeps_its_name_output_and_exit_code() -> anyhow::Result<()> {
+    let report = report(&fixtures().join("codex/current-shapes/session.jsonl"))?;
+    let calls = crate::outcomes::calls(&report);
+    let user = &calls["01a230e0-3333-7000-8000-0000000000a1"];
+    assert_eq!(user.name, "user_shell");
+    assert_eq!(user.command.as_deref(), Some("/bin/bash -lc make test"));
+    assert_eq!(user.exit_code, Some(2));
+    assert_eq!(user.status, ToolStatus::Error);
+    let output = user.output.as_deref().unwrap_or_default();
+    assert!(
+        output.starts_with("make: *** No rule to make target"),
+        "{output}"
+    );
+    // An agent command reads its output and exit code from the same snake_case fields.
+    let cat = &calls["call_cat"];
+    assert_eq!((cat.exit_code, cat.status), (Some(0), ToolStatus::Ok));
+    Ok(())
+}
+
+/// A call known only from its end event is named by it: an MCP call by server and tool, a
+/// patch as `apply_patch`.
+#[test]
+fn codex_calls_known_only_from_end_events_are_named() -> anyhow::Result<()> {
+    let report = report(&fixtures().join("codex/current-shapes/session.jsonl"))?;
+    let calls = crate::outcomes::calls(&report);
+    assert_eq!(calls["call_mcp_5"].name, "docs.search");
+    assert_eq!(calls["call_mcp_5"].status, ToolStatus::Ok);
+    assert_eq!(calls["call_patch_6"].name, "apply_patch");
+    assert_eq!(calls["call_patch_6"].status, ToolStatus::Ok);
+    Ok(())
+}
+
+/// A tool the model invented, arguments that are not JSON and an image that is not there are
+/// reported only as output text; each makes its call an error.
+#[test]
+fn codex_output_texts_that_mean_failure_make_the_call_an_error() -> anyhow::Result<()> {
+    let report = report(&fixtures().join("codex/tool-output-failures/session.jsonl"))?;
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    let calls = crate::outcomes::calls(&report);
+    for id in ["call_nosuch", "call_badargs", "call_noimg"] {
+        assert_eq!(calls[id].status, ToolStatus::Error, "{id}");
+    }
+    assert_eq!(response(&report, 0), Some("Three calls failed."));
+    Ok(())
+}
+
+fn captured_subagent() -> (std::path::PathBuf, std::path::PathBuf) {
+    let day = fixtures().join("captured/codex-0.171.0/subagent/sessions/2026/12/01");
+    (
+        day.join("rollout-2026-12-01T09-01-04-01a230d6-0f24-7332-926b-8e106b0224e9.jsonl"),
+        day.join("rollout-2026-12-01T09-01-04-01a230d6-102d-75d3-8aa9-840e7f6455cf.jsonl"),
+    )
+}
+
+/// Multi-agent v2: the child's rollout is nested under the spawn call (linked by the activity
+/// item's thread id), the collaboration tools are subagent calls, and the child's own
+/// notebook opens with the task it was handed.
+#[test]
+fn codex_multi_agent_v2_child_is_nested_under_its_spawn_call() -> anyhow::Result<()> {
+    let (parent, child) = captured_subagent();
+    let report = report(&parent)?;
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert!(report.unlinked_subagents.is_empty());
+    let calls = crate::outcomes::calls(&report);
+    let spawn = &calls["call_spawn"];
+    let sub = spawn.subagent.as_ref().expect("the child is nested");
+    assert_eq!(sub.agent_id, "01a230d6-102d-75d3-8aa9-840e7f6455cf");
+    assert_eq!(sub.turns.len(), 1);
+    assert!(
+        calls.contains_key("call_sub"),
+        "the child's own call is in the parent's notebook"
+    );
+    for id in ["call_spawn", "call_wait"] {
+        assert_eq!(
+            calls[id].kind,
+            tracebook::events::ToolKind::Subagent,
+            "{id}"
+        );
+    }
+    let own = crate::report(&child)?;
+    let task = own.turns[0].prompt.as_ref().map(|p| p.text.as_str());
+    assert!(
+        task.is_some_and(|t| t.starts_with("Message Type: NEW_TASK")),
+        "{task:?}"
+    );
+    assert_eq!(
+        own.session.parent.as_deref(),
+        Some("01a230d6-0f24-7332-926b-8e106b0224e9")
+    );
+    Ok(())
+}
+
+/// `list` leaves a child out only when its parent's notebook shows it: a child the parent's
+/// log does not link stays listed.
+#[test]
+fn codex_list_hides_a_child_only_when_its_parent_nests_it() -> anyhow::Result<()> {
+    let (parent, child) = captured_subagent();
+    let listed = |parent_text: &str| -> anyhow::Result<Vec<String>> {
+        let home = tempfile::tempdir()?;
+        let day = home.path().join("sessions/2026/12/01");
+        std::fs::create_dir_all(&day)?;
+        std::fs::write(
+            day.join(parent.file_name().unwrap_or_default()),
+            parent_text,
+        )?;
+        std::fs::copy(&child, day.join(child.file_name().unwrap_or_default()))?;
+        let out = tracebook()
+            .env("CODEX_HOME", home.path())
+            .args(["list", "--harness", "codex"])
+            .output()?;
+        let text = String::from_utf8(out.stdout)?;
+        Ok(text
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().nth(1).map(str::to_owned))
+            .collect())
+    };
+    let text = std::fs::read_to_string(&parent)?;
+    assert_eq!(listed(&text)?, ["01a230d6-0f24-7332-926b-8e106b0224e9"]);
+    // Without the activity item that links it, the child is not in the parent's notebook.
+    let unlinked: String = text
+        .lines()
+        .filter(|l| !l.contains("\"SubAgentActivity\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let mut rows = listed(&unlinked)?;
+    rows.sort();
+    assert_eq!(
+        rows,
+        [
+            "01a230d6-0f24-7332-926b-8e106b0224e9",
+            "01a230d6-102d-75d3-8aa9-840e7f6455cf"
+        ]
+    );
+    Ok(())
+}

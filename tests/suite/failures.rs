@@ -168,6 +168,31 @@ const CODEX_VARIANTS: &[(&str, &str, &str)] = &[
         "thread_rollback_failed",
     ),
     ("sandboxError", "sandbox_error", "sandbox_error"),
+    // Codex CLI 0.171.
+    (
+        "rateLimitExceeded",
+        "rate_limit_exceeded",
+        "rate_limit_exceeded",
+    ),
+    ("flexUnavailable", "flex_unavailable", "flex_unavailable"),
+    ("modelNotFound", "model_not_found", "model_not_found"),
+    (
+        "policyCapacityUnavailable",
+        "policy_capacity_unavailable",
+        "policy_capacity_unavailable",
+    ),
+    (
+        "inferenceHookDenied",
+        "inference_hook_denied",
+        "inference_hook_denied",
+    ),
+    ("bioPolicy", "bio_policy", "bio_policy"),
+    (
+        "misalignmentPolicyViolation",
+        "misalignment_policy_violation",
+        "misalignment_policy_violation",
+    ),
+    ("tooManyDenials", "too_many_denials", "too_many_denials"),
     ("other", "other", "other"),
 ];
 
@@ -433,6 +458,41 @@ fn codex_success_and_local_cancellation_give_no_failure() -> anyhow::Result<()> 
             "incomplete"
         ]
     );
+    run.assert_sanitized();
+    Ok(())
+}
+
+/// An interrupted turn that carries an error (the guardian's denial limit) failed: it gets the
+/// failure line as well as the interrupt. The app-server's lifecycle notices are not warned.
+#[test]
+fn codex_interrupted_turn_with_an_error_gets_its_failure_line() -> anyhow::Result<()> {
+    let records = vec![
+        json!({"method": "thread/started", "params": {"thread": {"id": "thr_1"}}}),
+        json!({"method": "turn/started", "params": {"threadId": "thr_1", "turn": {
+               "id": "turn_1", "status": "inProgress", "items": []}}}),
+        codex_prompt(0),
+        json!({"method": "turn/completed", "params": {"threadId": "thr_1", "turn": {
+               "id": "turn_1", "status": "interrupted", "items": [],
+               "error": {"message": RAW, "codexErrorInfo": "tooManyDenials",
+                         "additionalDetails": STDERR}}}}),
+        codex_prompt(1),
+        json!({"method": "turn/completed", "params": {"threadId": "thr_1", "turn": {
+               "id": "turn_2", "status": "completed", "items": [], "error": null}}}),
+    ];
+    let run = run("codex", &records)?;
+    assert_eq!(
+        run.turn_failures(),
+        [
+            Some(line("Codex CLI", "turn", "too_many_denials", "")),
+            None
+        ]
+    );
+    let interrupted = run.report.turns[0]
+        .steps
+        .iter()
+        .any(|s| matches!(s, tracebook::report::model::StepView::Interrupt { .. }));
+    assert!(interrupted, "the interrupt is kept beside the failure");
+    assert!(run.report.warnings.is_empty(), "{:?}", run.report.warnings);
     run.assert_sanitized();
     Ok(())
 }
