@@ -115,7 +115,7 @@ GROUPS = {
     "np.generic.3": ["2"], "np.generic.4": ["2"], "np.generic.7": ["2"], "np.generic.8": ["3"],
     "np.generic.9": ["2"], "np.generic.10": ["2"], "np.generic.13": ["2"], "np.generic.14": ["2"],
     "np.gitalk.1": ["2"], "np.gradle.1": ["1", "2"], "np.mongodb.1": ["2"], "np.netrc.1": ["3"],
-    "np.psexec.1": ["2"],
+    "np.psexec.1": ["2"], "kingfisher.zuplo.1": ["1"], "kingfisher.confluent.3": ["1"],
 }
 DEFECT = "does not match the rule's own pattern (upstream data defect)"
 FILLER = "is filler (one character repeated), which tracebook keeps as a placeholder"
@@ -217,7 +217,7 @@ for r in data["rules"]:
         rule["context"] = True
     if r["id"] in GROUPS:
         rule["groups"] = GROUPS[r["id"]]
-        notes.append("groups set: the secret is not the pattern's first group.")
+        notes.append("groups set: the secret is not the pattern's first group, or is more than one group.")
     examples = r.get("examples", [])
     negatives = r.get("negative_examples") or []
     if APPEND and r["id"] in DROP_EXAMPLES:

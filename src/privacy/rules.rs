@@ -46,6 +46,13 @@ pub struct RuleSpec {
     /// Character-class requirements on the secret.
     #[serde(default)]
     pub requires: Requires,
+    /// For a rule whose pattern names the key beside the value (a group `key`): a pattern that
+    /// marks a key as naming something other than a secret (`API_KEY_HEADER`, `token_url`,
+    /// `password_length`). A find whose key matches it is dropped, and so is a value that
+    /// repeats the key or its last word, which is code (`this.apiKey = apiKey`), or a
+    /// camelCase name holding that word (`env.API_KEY = apiKeyValue`).
+    #[serde(default)]
+    pub key_not: Option<String>,
     /// The rule finds a value by the key or header beside it, not by its own shape: it does
     /// not run in the backstop over rendered output.
     #[serde(default)]
@@ -83,6 +90,7 @@ pub struct Rule {
     regex: OnceLock<Option<Regex>>,
     near: OnceLock<Option<Near>>,
     shortest: OnceLock<usize>,
+    key_not: OnceLock<Option<Regex>>,
 }
 
 /// What an anchored rule runs: the anchor's regex, the rule's regex for searching a part of a
@@ -101,10 +109,13 @@ impl Rule {
         self.regex.get_or_init(|| self.build().ok()).as_ref()
     }
 
-    /// Why the pattern (or its anchor) does not compile, if it does not.
+    /// Why the pattern (or its anchor, or its `key_not`) does not compile, if it does not.
     pub fn compile_error(&self) -> Option<String> {
         if let Err(e) = self.build() {
             return Some(e.to_string());
+        }
+        if let Some(Err(e)) = self.spec.key_not.as_deref().map(Regex::new) {
+            return Some(format!("key_not: {e}"));
         }
         self.spec
             .anchor
@@ -122,6 +133,41 @@ impl Rule {
                 .and_then(|hir| hir.properties().minimum_len())
                 .unwrap_or(0)
         })
+    }
+
+    /// Whether the key beside a found value says the value is not a secret.
+    fn key_rejects(&self, key: &str, secret: &str) -> bool {
+        let last = key
+            .trim_matches(|c: char| !c.is_ascii_alphanumeric())
+            .rsplit(['.', '_', '-', '>', ':', '['])
+            .next()
+            .unwrap_or(key);
+        let bare = secret.trim_matches(['\'', '"', '`', ';', ',']);
+        if !last.is_empty() && (bare.eq_ignore_ascii_case(last) || bare.eq_ignore_ascii_case(key)) {
+            return true;
+        }
+        // A camelCase name holding the key's word is the variable that carries the secret
+        // (`env.API_KEY = apiKeyValue`, `password: userPassword`).
+        let camel = bare.starts_with(|c: char| c.is_ascii_lowercase())
+            && bare.contains(|c: char| c.is_ascii_uppercase())
+            && bare.chars().all(|c| c.is_ascii_alphabetic());
+        if camel
+            && last.len() >= 3
+            && bare
+                .to_ascii_lowercase()
+                .contains(&last.to_ascii_lowercase())
+        {
+            return true;
+        }
+        self.key_not
+            .get_or_init(|| {
+                self.spec
+                    .key_not
+                    .as_deref()
+                    .and_then(|p| Regex::new(p).ok())
+            })
+            .as_ref()
+            .is_some_and(|re| re.is_match(key))
     }
 
     fn near(&self) -> Option<&Near> {
@@ -286,6 +332,7 @@ impl Engine {
                 regex: OnceLock::new(),
                 near: OnceLock::new(),
                 shortest: OnceLock::new(),
+                key_not: OnceLock::new(),
             })
             .collect();
         Self {
@@ -372,9 +419,18 @@ impl Engine {
                     .filter_map(|g| g.parse().map_or_else(|_| caps.name(g), |n| caps.get(n)))
                     .collect()
             };
+            let key = rule
+                .spec
+                .key_not
+                .as_ref()
+                .and_then(|_| caps.name("key"))
+                .map(|k| k.as_str());
             for m in spans {
                 let after = text[m.end()..].chars().next();
-                if m.as_str().is_empty() || !accept(&rule.spec, m.as_str(), after) {
+                if m.as_str().is_empty()
+                    || !accept(&rule.spec, m.as_str(), after)
+                    || key.is_some_and(|k| rule.key_rejects(k, m.as_str()))
+                {
                     continue;
                 }
                 out.push(Find {
@@ -429,12 +485,20 @@ impl Engine {
                         })
                         .collect()
                 };
+                let key = spec
+                    .key_not
+                    .as_ref()
+                    .and_then(|_| caps.get_group_by_name("key"))
+                    .and_then(|k| text.get(k.start..k.end));
                 for span in spans {
                     let Some(secret) = text.get(span.start..span.end) else {
                         continue;
                     };
                     let after = text[span.end..].chars().next();
-                    if secret.is_empty() || !accept(spec, secret, after) {
+                    if secret.is_empty()
+                        || !accept(spec, secret, after)
+                        || key.is_some_and(|k| self.rules[i].key_rejects(k, secret))
+                    {
                         continue;
                     }
                     out.push(Find {
@@ -576,12 +640,22 @@ fn short_number(v: &str) -> bool {
 }
 
 /// A placeholder someone already put in place of a secret: the word `redacted` on its own
-/// among letters and punctuation (`REDACTED`, `REDACTED_API_KEY`, `[redacted]`), no digits.
+/// among letters and punctuation (`REDACTED`, `REDACTED_API_KEY`, `[redacted]`), or an
+/// instruction to put one there (`your-api-key-here`, `YOUR_TOKEN`, `<placeholder>`,
+/// `[Shared Access key goes here]`), no digits.
 fn placeholder(lower: &str) -> bool {
-    !lower.contains(|c: char| c.is_ascii_digit())
-        && lower
-            .split(|c: char| !c.is_ascii_alphabetic())
-            .any(|word| word == "redacted")
+    if lower.contains(|c: char| c.is_ascii_digit()) {
+        return false;
+    }
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|w| !w.is_empty())
+        .collect();
+    words
+        .iter()
+        .any(|w| matches!(*w, "redacted" | "placeholder"))
+        || words.first() == Some(&"your") && words.len() >= 2
+        || words.ends_with(&["here"]) && words.len() >= 2
 }
 
 /// Code reading a field (`context.credentials`, `config.api.token`): dotted names of letters

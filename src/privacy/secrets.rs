@@ -232,6 +232,26 @@ mod tests {
             "database?url",
             "db?url",
             "conn?str",
+            "master?key",
+            "app?key",
+            "license?key",
+            "licence?key",
+            "admin?key",
+            "account?key",
+            "storage?key",
+            "shared?key",
+            "consumer?key",
+            "service?key",
+            "root?key",
+            "write?key",
+            "deploy?key",
+            "sas?key",
+            "management?key",
+            "hmac?key",
+            "jwt?key",
+            "subscription?key",
+            "ingest?key",
+            "push?key",
         ];
         let value = "Zx9qT3vLm2Rk8pW4";
         for name in names {
@@ -250,6 +270,73 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Keys named by a separate word (`pass`, `auth`, `cookie`, a `_pat` suffix, an upper-case
+    /// `_KEY`), in the forms people paste: env, `.env`, TOML, `.properties`, YAML, JSON.
+    #[test]
+    fn password_like_keys_are_secrets_in_every_form() {
+        let value = "Zx9qT3vLm2Rk8pW4";
+        for key in [
+            "DB_PASS",
+            "SMTP_PASS",
+            "admin_pass",
+            "pass",
+            "db.pass",
+            "dbPass",
+            "DB_PWD",
+            "passwd",
+            "MASTER_KEY",
+            "RAILS_MASTER_KEY",
+            "APP_KEY",
+            "LICENSE_KEY",
+            "NEW_RELIC_LICENSE_KEY",
+            "ALGOLIA_ADMIN_KEY",
+            "CONSUL_HTTP_AUTH",
+            "_auth",
+            "TF_VAR_db_pass",
+            "GITHUB_PAT",
+            "Authorization",
+            "Cookie",
+            "X-Auth",
+            "STRIPE_KEY",
+        ] {
+            for text in [
+                format!("{key}={value}"),
+                format!("export {key}=\"{value}\""),
+                format!("{key} = \"{value}\""),
+                format!("{key}: {value}"),
+                format!("{{\"{key}\": \"{value}\"}}"),
+            ] {
+                let out = redact(&text);
+                assert!(!out.contains(value), "{text} -> {out}");
+            }
+            assert!(is_secret_key(key), "{key}");
+        }
+    }
+
+    /// A key that names something else than the secret, and a value that is code or an
+    /// instruction, are kept.
+    #[test]
+    fn keys_naming_something_else_and_code_values_are_kept() {
+        for text in [
+            "API_KEY_HEADER = 'X-Api-Key'",
+            "session_key_prefix = 'sess:'",
+            "SECRET_NAME=my-app-secret",
+            "password_min_length: 12",
+            "\"access_token_url\": \"https://github.com/login/oauth/access_token\"",
+            "this.apiKey = apiKey;",
+            "this.apiKey = apiKey",
+            "env.CODEMIE_API_KEY = apiKeyValue;",
+            "password: password",
+            "API_KEY=your-api-key-here",
+            "token = \"YOUR_TOKEN\"",
+            "SSH_KEY_PATH=/home/me/.ssh/id_ed25519",
+            "bypass = true",
+            "compass_key_id: 7",
+        ] {
+            assert_eq!(redact(text), text);
         }
     }
 
@@ -339,5 +426,55 @@ mod tests {
         ] {
             assert_eq!(redact(s), s);
         }
+    }
+}
+
+#[cfg(test)]
+mod structured {
+    use super::super::{Policy, apply};
+    use super::*;
+    use crate::events::{Event, EventKind, Session, StatusBasis, ToolCall, ToolKind, ToolStatus};
+
+    /// A tool input as JSON objects (MCP HTTP tools, WebFetch headers, OpenCode `bash` env):
+    /// the value of a secret-named key is redacted as its text form is.
+    #[test]
+    fn secret_named_keys_in_tool_input_objects_are_redacted() {
+        let input = serde_json::json!({
+            "url": "https://api.internal/v1",
+            "headers": {"Authorization": "Bearer Zx9qT3vLm2Rk8pW4a", "Cookie": "sid=Zx9qT3vLm2Rk8pW4b", "X-Auth": "Zx9qT3vLm2Rk8pW4c"},
+            "env": {"DB_PASS": "Zx9qT3vLm2Rk8pW4d", "RAILS_MASTER_KEY": "Zx9qT3vLm2Rk8pW4e", "PATH": "/usr/bin"},
+            "auth": {"user": "deploy", "pass": "Zx9qT3vLm2Rk8pW4f"},
+        });
+        let session = Session {
+            events: vec![Event {
+                timestamp: None,
+                kind: EventKind::ToolCall(Box::new(ToolCall {
+                    call_id: "c1".into(),
+                    name: "http_request".into(),
+                    kind: ToolKind::Other,
+                    input,
+                    input_size: 0,
+                    command: None,
+                    paths: Vec::new(),
+                    result: None,
+                    status: ToolStatus::Unknown,
+                    basis: StatusBasis::StatusWord,
+                    agent_id: None,
+                })),
+            }],
+            ..Default::default()
+        };
+        let policy = Policy::with(vec![Box::new(Secrets::new(&[]))]);
+        let out = apply(session, &policy);
+        let EventKind::ToolCall(call) = &out.events[0].kind else {
+            panic!("expected a call")
+        };
+        let text = call.input.to_string();
+        for c in ['a', 'b', 'c', 'd', 'e', 'f'] {
+            assert!(!text.contains(&format!("Zx9qT3vLm2Rk8pW4{c}")), "{text}");
+        }
+        assert_eq!(call.input["env"]["PATH"], "/usr/bin");
+        assert_eq!(call.input["auth"]["user"], "deploy");
+        assert_eq!(call.input["url"], "https://api.internal/v1");
     }
 }
