@@ -1,9 +1,9 @@
 //! The one seam: vendor words become canonical values here, and nowhere else.
 //!
-//! [`tool_status`] is the only function that reads a vendor's status word or exit code and
-//! decides `ok`, `error` or `unknown`; [`Normalizer::session`] is the only place a canonical
+//! `tool_status` is the only function that reads a vendor's status word or exit code and
+//! decides `ok`, `error` or `unknown`; `Normalizer::session` is the only place a canonical
 //! [`ToolCall`] is built, and it calls `tool_status` exactly once per call.
-//! [`Normalizer::failure`] is the only place a canonical [`Failure`] is built: its stage and
+//! `Normalizer::failure` is the only place a canonical [`Failure`] is built: its stage and
 //! category come only out of the adapter's allowlisted tables, its numbers only from integers.
 
 use serde_json::Value as Json;
