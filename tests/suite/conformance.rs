@@ -7,6 +7,7 @@
 //! A scenario's `known_gaps` lists the mismatches tracebook has today. Any other mismatch fails
 //! the test, and so does a listed gap that is no longer there: the list is always true, and a fix
 //! removes its entry. A form with no warnings expected must also render with `--strict`.
+//! `TRACEBOOK_SHOW_GAPS=1` prints what each known gap reads today.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -560,7 +561,12 @@ fn check_capture(dir: &Path) -> anyhow::Result<Checked> {
                 .iter()
                 .position(|g| g.form == form.form && g.at == m.at);
             match gap {
-                Some(i) => gaps_seen[i] = true,
+                Some(i) => {
+                    gaps_seen[i] = true;
+                    if std::env::var_os("TRACEBOOK_SHOW_GAPS").is_some() {
+                        eprintln!("known gap: {name} {}: {}: {}", form.form, m.at, m.detail);
+                    }
+                }
                 None => failures.push(format!("{name} {}: {}: {}", form.form, m.at, m.detail)),
             }
         }
