@@ -319,6 +319,21 @@ fn turns(events: Vec<Event>, linked: &mut Linked) -> Vec<Turn> {
                     g.ended = true;
                 }
             }
+            // A notice after a turn ended (a background task's end woke the agent) reopens
+            // it: what the agent does in answer belongs to the turn that started the task.
+            kind @ EventKind::Notice { .. } => {
+                let event = Event {
+                    timestamp: event.timestamp,
+                    kind,
+                };
+                match groups.last_mut() {
+                    Some(g) => {
+                        g.ended = false;
+                        g.events.push(event);
+                    }
+                    None => groups.push(Group::new(None, vec![event])),
+                }
+            }
             kind => {
                 let event = Event {
                     timestamp: event.timestamp,
@@ -378,8 +393,14 @@ fn turn(number: usize, group: Group, linked: &mut Linked) -> Turn {
             )
         })
     };
+    // An interrupt after the answer leaves the turn incomplete, ended or not.
     let terminal = last
         .filter(|&i| matches!(events[i].kind, EventKind::Assistant { .. }))
+        .filter(|&i| {
+            !events[i..]
+                .iter()
+                .any(|e| matches!(e.kind, EventKind::Interrupt))
+        })
         .filter(|_| turn_failure.is_none());
     let mut steps = Vec::with_capacity(events.len());
     let mut response = None;
@@ -576,7 +597,7 @@ mod tests {
 
     #[test]
     fn run_boundaries_split_a_stream_without_prompts() {
-        let call = ev(EventKind::Interrupt);
+        let call = ev(EventKind::Thinking { text: None });
         let turns = project_events(vec![
             ev(EventKind::TurnStart),
             ev(EventKind::TurnStart), // a thread's start, then its turn's: one turn
@@ -608,6 +629,38 @@ mod tests {
         // What follows an ended turn opens a new one.
         assert!(turns[2].prompt.is_none());
         assert_eq!(turns[2].response_status, ResponseStatus::Complete);
+    }
+
+    #[test]
+    fn an_interrupt_after_the_answer_leaves_an_ended_turn_incomplete() {
+        let turns = project_events(vec![
+            say("partial answer"),
+            ev(EventKind::Interrupt),
+            ev(EventKind::TurnEnd),
+        ]);
+        assert_eq!(turns.len(), 1);
+        assert_eq!(turns[0].response_status, ResponseStatus::Incomplete);
+    }
+
+    #[test]
+    fn a_notice_after_an_ended_turn_reopens_it() {
+        let turns = project_events(vec![
+            ev(EventKind::Prompt {
+                text: "start the job".into(),
+            }),
+            say("started"),
+            ev(EventKind::TurnEnd),
+            ev(EventKind::Notice {
+                text: "the job failed".into(),
+            }),
+            say("the job failed, here is why"),
+            ev(EventKind::TurnEnd),
+        ]);
+        assert_eq!(turns.len(), 1);
+        assert_eq!(
+            turns[0].response.as_ref().map(|r| r.value.as_str()),
+            Some("the job failed, here is why")
+        );
     }
 
     #[test]

@@ -208,7 +208,11 @@ fn each_headless_run_in_one_stream_is_its_own_turn() -> anyhow::Result<()> {
             .map(|t| t.text.as_str()),
         Some("Ticket HX-1 looks fine.")
     );
-    assert!(!steps(first).iter().any(|(_, t)| t.contains("HX-1")));
+    assert!(
+        !steps(first)
+            .iter()
+            .any(|(k, t)| *k == "assistant" && t.contains("HX-1"))
+    );
     assert_eq!(call(first, "toolu_bg_shell").status, ToolStatus::Error);
     Ok(())
 }
@@ -324,5 +328,20 @@ fn the_page_shows_notices_and_mid_turn_messages_and_names_them_in_the_process_li
     assert!(html.contains(r#"<li class="step notice" data-kind="notice" id="t2-s2">"#));
     assert!(html.contains("1 tool call · 1 user message · 1 notice"));
     assert!(html.contains("also tell me the time"));
+    Ok(())
+}
+
+#[test]
+fn a_run_a_background_task_wakes_after_its_turn_ended_continues_that_turn() -> anyhow::Result<()> {
+    let file = fixtures().join("captured/claude-code-2.1.332/background-shell/stream-json-1.jsonl");
+    let r = report(&file)?;
+    assert_eq!(r.turns.len(), 1);
+    let turn = &r.turns[0];
+    assert_eq!(call(turn, "toolu_bg").status, ToolStatus::Error);
+    assert!(steps(turn).iter().any(|(k, _)| *k == "notice"));
+    assert_eq!(
+        turn.response.as_ref().map(|t| t.text.as_str()),
+        Some("The background job failed with exit 4.")
+    );
     Ok(())
 }
