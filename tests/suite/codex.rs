@@ -403,3 +403,18 @@ fn codex_list_hides_a_child_only_when_its_parent_nests_it() -> anyhow::Result<()
     );
     Ok(())
 }
+
+/// In a rollout that writes UI events instead of turn items, a user shell command's end event
+/// is its call.
+#[test]
+fn codex_user_shell_end_event_is_a_named_call() -> anyhow::Result<()> {
+    let report = report(&fixtures().join("codex/user-shell-legacy/session.jsonl"))?;
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    let calls = crate::outcomes::calls(&report);
+    let user = &calls["user_shell_019e1625"];
+    assert_eq!(user.name, "user_shell");
+    assert_eq!(user.command.as_deref(), Some("/bin/zsh -lc make test"));
+    assert_eq!((user.exit_code, user.status), (Some(2), ToolStatus::Error));
+    assert_eq!(prompt(&report, 1), Some("add a test target"));
+    Ok(())
+}
