@@ -1644,6 +1644,8 @@ fn subagent_files(
     let mut listed: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
     for pattern in &spec.input.subagent_files {
         let by_id = pattern.contains("{id}");
+        // A file under the session's own folder belongs to it by where it is.
+        let by_place = by_id || pattern.contains("{stem}/");
         let pattern = match names.id.and_then(name_part) {
             Some(id) => pattern.replace("{id}", id),
             None if by_id => continue,
@@ -1701,7 +1703,7 @@ fn subagent_files(
                         .and_then(|n| agent_id_from_name(&file_pat, n))
                 };
                 let id = agent.map(str::to_owned).or_else(from_name);
-                out.push((p, by_id || agent.is_some(), id));
+                out.push((p, by_place || agent.is_some(), id));
             }
         }
     }

@@ -345,3 +345,17 @@ fn a_run_a_background_task_wakes_after_its_turn_ended_continues_that_turn() -> a
     );
     Ok(())
 }
+
+#[test]
+fn a_subagent_file_under_the_session_s_folder_is_shown_whatever_session_id_it_names()
+-> anyhow::Result<()> {
+    let r = report(&case("subagent-own-session-id"))?;
+    // Its call was written without an id, so nothing links it: it is shown unlinked, not lost.
+    let unlinked: Vec<&str> = r
+        .unlinked_subagents
+        .iter()
+        .map(|s| s.agent_id.as_str())
+        .collect();
+    assert_eq!(unlinked, ["aw0000000000000a1"]);
+    Ok(())
+}
