@@ -991,7 +991,7 @@ def main():
     ap.add_argument("--harness", default=",".join(HARNESSES),
                     help="comma-separated harnesses (default: all four)")
     ap.add_argument("--version", help="capture this release instead of the pinned one (one harness), "
-                                      "and pin it when every scenario was captured")
+                                      "and pin it when every scenario was captured into the repository")
     ap.add_argument("--scenario", action="append", default=[], help="only this scenario (repeatable)")
     ap.add_argument("--out", default=CAPTURED, help="where the <harness>-<version>/ folders go")
     ap.add_argument("--cache", default=os.environ.get("CAPTURE_CACHE") or os.path.join(
@@ -1058,7 +1058,7 @@ def main():
             if tracebook:
                 print_diff(harness, name, before, after,
                            os.path.basename(os.path.dirname(before_dir)), f"{harness}-{version}")
-        if args.version and ok == len(names) and not args.scenario:
+        if args.version and ok == len(names) and not args.scenario and os.path.abspath(args.out) == CAPTURED:
             pins[harness]["version"] = version + ("-{platform}" if "{platform}" in pins[harness]["version"] else "")
             with open(os.path.join(HERE, "versions.json"), "w", encoding="utf-8") as fh:
                 json.dump(pins, fh, indent=2)
