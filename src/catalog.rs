@@ -55,7 +55,9 @@ pub fn discover(set: &AdapterSet, var: &dyn Fn(&str) -> Option<OsString>) -> Vec
             continue;
         };
         let name = &adapter.spec.name;
-        for path in session_files(&base, d) {
+        let mut paths = session_files(&base, d);
+        paths.extend(named_files(&base, d, var));
+        for path in paths {
             // A storage tree or a database holds many sessions: one row for each.
             match crate::adapters::load::sessions_in(&path, set, name) {
                 Some(ids) => out.extend(ids.into_iter().map(|id| Found {
@@ -90,6 +92,23 @@ fn base_folder(roots: &[RootSpec], var: &dyn Fn(&str) -> Option<OsString>) -> Op
             _ => base,
         })
     })
+}
+
+/// The files the block's `file_env` variables name (relative ones under `base`).
+fn named_files(
+    base: &Path,
+    d: &DiscoverSpec,
+    var: &dyn Fn(&str) -> Option<OsString>,
+) -> Vec<PathBuf> {
+    d.file_env
+        .iter()
+        .filter_map(|name| var(name).filter(|v| !v.is_empty()))
+        .map(|v| {
+            let p = PathBuf::from(v);
+            if p.is_absolute() { p } else { base.join(p) }
+        })
+        .filter(|p| p.is_file())
+        .collect()
 }
 
 /// The files under `base` matching the block's patterns and none of its exclusions.

@@ -320,8 +320,10 @@ fn turns(events: Vec<Event>, linked: &mut Linked) -> Vec<Turn> {
                 }
             }
             // A notice after a turn ended (a background task's end woke the agent) reopens
-            // it: what the agent does in answer belongs to the turn that started the task.
-            kind @ EventKind::Notice { .. } => {
+            // it: what the agent does in answer belongs to the turn that started the task. So
+            // does a compaction: the harness ended a step to compact and then carried on
+            // (OpenCode's run output ends the summary's step with `stop`).
+            kind @ (EventKind::Notice { .. } | EventKind::Compaction { .. }) => {
                 let event = Event {
                     timestamp: event.timestamp,
                     kind,
@@ -660,6 +662,29 @@ mod tests {
         assert_eq!(
             turns[0].response.as_ref().map(|r| r.value.as_str()),
             Some("the job failed, here is why")
+        );
+    }
+
+    #[test]
+    fn a_compaction_right_after_a_turns_end_continues_that_turn() {
+        let turns = project_events(vec![
+            say("the summary's step"),
+            ev(EventKind::TurnEnd),
+            ev(EventKind::Compaction { summary: None }),
+            say("the answer after compacting"),
+            ev(EventKind::TurnEnd),
+            say("the next run"),
+        ]);
+        assert_eq!(turns.len(), 2);
+        assert_eq!(
+            turns[0].response.as_ref().map(|r| r.value.as_str()),
+            Some("the answer after compacting")
+        );
+        assert!(
+            turns[0]
+                .steps
+                .iter()
+                .any(|s| matches!(s, Step::Compaction(_)))
         );
     }
 

@@ -267,13 +267,17 @@ fn find_tree<'a>(
             .find_map(|l| {
                 let root = joined::tree_root(dir, l.join.as_ref()?)?;
                 // A folder that merely looks like the layout must also hold records the
-                // adapter recognises.
+                // adapter recognises, unless `--harness` names the adapter: then records it
+                // joins are enough (a tree whose ids lack the harness's usual prefix).
                 let mut warnings = Vec::new();
                 let needs = Needs::with_detection(&a.spec);
                 let keep = |rec| JoinedRecord::of(&a.spec, rec, true);
                 let read = joined::read(&root, l, None, Some(&needs), &keep, &mut warnings).ok()?;
-                let recognised = read.records.iter().any(|r| r.recognised);
-                recognised.then_some((a, l, root, (read, warnings)))
+                let accepted = match forced {
+                    Some(_) => !read.records.is_empty(),
+                    None => read.records.iter().any(|r| r.recognised),
+                };
+                accepted.then_some((a, l, root, (read, warnings)))
             })
     })
 }
@@ -1568,10 +1572,16 @@ fn newest_session_file(
         Some(a) => vec![&a.spec],
         None => set.iter().map(|a| &a.spec).collect(),
     };
-    let endings: Vec<&str> = specs
+    let mut endings: Vec<&str> = Vec::new();
+    for ending in specs
         .iter()
         .flat_map(|s| s.input.extensions.iter().map(String::as_str))
-        .collect();
+    {
+        // Several adapters read the same endings: each is named once.
+        if !endings.contains(&ending) {
+            endings.push(ending);
+        }
+    }
     let io = |e| InputError::Io {
         path: dir.to_owned(),
         error: e,

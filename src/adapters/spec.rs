@@ -83,6 +83,10 @@ pub struct DiscoverSpec {
     /// File-name patterns that are never main session files (subagent transcripts, say).
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// Variables that name one more session file (or database): an absolute path, or one
+    /// relative to the base folder. A value that names no file is ignored.
+    #[serde(default)]
+    pub file_env: Vec<String>,
     /// A found file that holds no turn is not a session: the harness leaves such files
     /// behind and does not list them itself (Gemini CLI's resume writes one).
     #[serde(default)]

@@ -205,3 +205,145 @@ fn an_unrecognised_folder_or_database_names_the_input_and_the_way_out() -> anyho
     assert!(err.contains("no session file"), "{err}");
     Ok(())
 }
+
+#[test]
+fn appended_run_outputs_are_one_turn_per_run() -> anyhow::Result<()> {
+    // Two `opencode run --format json` runs of OpenCode 1.18.33 in one file (the second
+    // continued the session): no prompt in either; each ends with a `stop` step.
+    let r = crate::report(&case("run-json-runs").join("session.jsonl"))?;
+    assert_eq!(r.turns.len(), 2);
+    let answers: Vec<Option<&str>> = r
+        .turns
+        .iter()
+        .map(|t| t.response.as_ref().map(|a| a.text.as_str()))
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            Some("There is a README."),
+            Some("missing.txt does not exist.")
+        ]
+    );
+    assert!(r.turns.iter().all(|t| t.prompt.is_none()));
+    let first: Vec<_> = calls(&r.turns[..1]).iter().map(|c| c.status).collect();
+    let second: Vec<_> = calls(&r.turns[1..]).iter().map(|c| c.status).collect();
+    assert_eq!(first, [ToolStatus::Ok]);
+    assert_eq!(second, [ToolStatus::Error]);
+    Ok(())
+}
+
+#[test]
+fn a_forced_adapter_reads_a_tree_whose_ids_lack_the_usual_prefix_in_creation_order()
+-> anyhow::Result<()> {
+    let dir = case("plain-ids");
+    // Not recognised on its own: the error names each ending once.
+    let out = crate::tracebook()
+        .args(["render", "--format", "json", "-o", "-"])
+        .arg(&dir)
+        .output()?;
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("looked for files ending in jsonl, ndjson, jsonl.zst, json)"),
+        "{err}"
+    );
+    // `--harness opencode` reads it; the assistant message (whose id sorts first) follows
+    // the prompt it answers, as their creation times say.
+    let out = crate::tracebook()
+        .args([
+            "render",
+            "--harness",
+            "opencode",
+            "--format",
+            "json",
+            "-o",
+            "-",
+        ])
+        .arg(&dir)
+        .output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let turns = r["turns"].as_array().cloned().unwrap_or_default();
+    assert_eq!(turns.len(), 1, "{r}");
+    assert_eq!(turns[0]["prompt"]["text"], "List the files");
+    assert_eq!(turns[0]["response"]["text"], "There is a README.");
+    assert_eq!(turns[0]["steps"][0]["status"], "ok");
+    Ok(())
+}
+
+/// `tracebook list --json` with only `env` set (HOME and the data folder variables cleared).
+fn list_with(env: &[(&str, &Path)]) -> anyhow::Result<Vec<serde_json::Value>> {
+    let mut cmd = crate::tracebook();
+    cmd.env_remove("XDG_DATA_HOME")
+        .env_remove("OPENCODE_DB")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .env_remove("GEMINI_CLI_HOME");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .args(["list", "--json", "--harness", "opencode"])
+        .output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+#[test]
+fn list_finds_a_channel_database_and_the_one_opencode_db_names() -> anyhow::Result<()> {
+    // A dev-channel build writes opencode-<channel>.db beside where a release writes
+    // opencode.db.
+    let home = tempfile::tempdir()?;
+    let data = home.path().join(".local/share/opencode");
+    std::fs::create_dir_all(&data)?;
+    let db = build_db(&data)?;
+    std::fs::rename(&db, data.join("opencode-dev.db"))?;
+    let rows = list_with(&[("HOME", home.path())])?;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["id"], "ses_main0000001");
+
+    // OPENCODE_DB names a database anywhere (absolute), or under the data folder (relative).
+    let elsewhere = tempfile::tempdir()?;
+    let other = build_db(elsewhere.path())?;
+    let empty_home = tempfile::tempdir()?;
+    let rows = list_with(&[("HOME", empty_home.path()), ("OPENCODE_DB", &other)])?;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let rows = list_with(&[
+        ("HOME", home.path()),
+        ("OPENCODE_DB", Path::new("opencode-dev.db")),
+    ])?;
+    assert_eq!(rows.len(), 1, "the same database is listed once: {rows:?}");
+    Ok(())
+}
+
+#[test]
+fn a_background_task_is_unknown_and_its_outcome_is_a_notice_in_the_turn() -> anyhow::Result<()> {
+    // OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS: the task part "completes" at launch with
+    // `metadata.background`; the outcome comes later as synthetic text that prompts the agent.
+    let r = crate::report(&case("background-task").join("session.json"))?;
+    assert_eq!(r.turns.len(), 1, "the outcome's message starts no turn");
+    let statuses: Vec<_> = calls(&r.turns).iter().map(|c| c.status).collect();
+    assert_eq!(statuses, [ToolStatus::Unknown]);
+    let notices: Vec<&str> = r.turns[0]
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            StepView::Notice(n) => Some(n.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notices, ["Background task completed: run the check"]);
+    assert_eq!(
+        r.turns[0].response.as_ref().map(|a| a.text.as_str()),
+        Some("The background check passed.")
+    );
+    Ok(())
+}
