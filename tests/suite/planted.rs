@@ -355,3 +355,291 @@ fn a_secret_planted_in_any_field_of_any_harness_never_reaches_output() -> anyhow
     assert!(n > 200, "only {n} strings planted");
     Ok(())
 }
+
+/// The shapes people paste (`research/privacy-redteam.md`), each with a core that must not
+/// reach any output. `{c}` is replaced by a core unique to each planting; a payload that must
+/// start a line begins with a newline.
+const CLASSES: &[(&str, &str)] = &[
+    ("env *_PASS", "SMTP_PASS={c}"),
+    ("env *_PWD", "DB_PWD={c}"),
+    ("passwd key", "\npasswd: {c}\n"),
+    ("MASTER_KEY", "RAILS_MASTER_KEY={c}"),
+    ("APP_KEY", "APP_KEY=base64:{c}="),
+    ("LICENSE_KEY", "NEW_RELIC_LICENSE_KEY={c}"),
+    ("*_AUTH", "CONSUL_HTTP_AUTH=deploy:{c}"),
+    ("TF_VAR", "export TF_VAR_db_pass={c}"),
+    (".tfvars", "admin_pass = \"{c}\""),
+    ("mysql -pX", "mysql -u root -p{c} app"),
+    ("mysql -p'X'", "mysqldump -h db -u app -p'{c}' app"),
+    ("redis-cli -a", "redis-cli -h cache.internal -a {c} ping"),
+    ("curl -u", "curl -u admin:{c} https://api.internal/v1"),
+    (
+        "curl --user",
+        "curl --user 'admin:{c}' https://api.internal/v1",
+    ),
+    ("httpie -a", "http -a admin:{c} GET api.internal/v1"),
+    ("sshpass -p", "sshpass -p '{c}' ssh deploy@build"),
+    (
+        "docker login -p",
+        "docker login -u me -p {c} registry.internal",
+    ),
+    ("--password X", "pg_dump --password {c} app"),
+    ("PGPASSWORD=", "PGPASSWORD={c} psql -h db app"),
+    (
+        ".netrc",
+        "machine api.heroku.com\n  login me@example.org\n  password {c}",
+    ),
+    (".pgpass", "\ndb.internal:5432:app:app_user:{c}\n"),
+    ("npm _auth", "//registry.npmjs.org/:_auth={c}"),
+    (
+        "cookie jar",
+        "\n.example.org\tTRUE\t/\tTRUE\t1798761600\tsessionid\t{c}\n",
+    ),
+    ("document.cookie", "document.cookie = \"sid={c}; path=/\""),
+    ("curl -b", "curl -b 'sessionid={c}' https://app.internal/"),
+    (
+        "Maven settings.xml",
+        "<server><id>nexus</id><password>{c}</password></server>",
+    ),
+    ("web.config", "<add key=\"DbPassword\" value=\"{c}\" />"),
+    ("PHP define", "define('DB_PASSWORD', '{c}');"),
+    (
+        "Python dict",
+        "DATABASES = {'default': {'PASSWORD': '{c}'}}",
+    ),
+    ("Python settings", "SECRET_KEY = '{c}'"),
+    ("requests auth", "requests.get(url, auth=('admin', '{c}'))"),
+    ("TOML", "\n[database]\npass = \"{c}\"\n"),
+    (".properties", "\ndb.pass={c}\n"),
+    (
+        "ERB YAML",
+        "\n  password: <%= ENV['DB_PASSWORD'] || '{c}' %>\n",
+    ),
+    (
+        "SSH key, cat -n, cut short",
+        "     1\t-----BEGIN OPENSSH PRIVATE KEY-----\n     2\tb3BlbnNz{c}\n     3\tAAAAMwAAAAtzc2gtZW",
+    ),
+    (
+        "SSH key, Read gutter, cut short",
+        "     1→-----BEGIN OPENSSH PRIVATE KEY-----\n     2→b3BlbnNz{c}\n     3→AAAAMwAAAAtzc2gtZW",
+    ),
+    (
+        "PuTTY key",
+        "PuTTY-User-Key-File-3: ssh-ed25519\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\nPrivate-Lines: 1\nAAAAIE{c}\nPrivate-MAC: 0a1b2c",
+    ),
+    ("age", "AGE-SECRET-KEY-1{U}"),
+    (
+        "Vault hvs.",
+        "VAULT_ADDR=https://vault.internal hvs.CAESI{c}",
+    ),
+    ("Doppler", "dp.st.prd.{c}Zq8pW3xK9vLm2Rt7Zq8"),
+    ("Databricks", "dapi{h}"),
+    ("Atlassian", "ATATT3xFfGF0{c}Zq8pW3xK9vLm2Rt7=0A1B2C3D"),
+    ("Square", "EAAA{c}Zq8pW3xK9vLm2Rt7Zq8pW3xK9vLm2Rt7"),
+    ("New Relic", "NRAK-{U}"),
+    ("Twilio", "SK{h}"),
+    ("Mailgun", "key-{h}"),
+    ("Mistral", "MISTRAL_API_KEY={c}"),
+    (
+        "Terraform Cloud",
+        "Zq8pW3xK9vLm2R.atlasv1.{c}Zq8pW3xK9vLm2Rt7Zq8pW3xK9vLm2Rt7Zq8pW3xK9vLm2Rt7",
+    ),
+    ("Azure AD", "Zq88Q~{c}Zq8pW3x"),
+    ("Azure DevOps", "AZURE_DEVOPS_PAT={c}"),
+    (
+        "Azure storage",
+        "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={c}==;EndpointSuffix=core.windows.net",
+    ),
+    ("Cloudflare", "CLOUDFLARE_API_TOKEN={c}"),
+    ("GitHub", "ghp_{c}Zq8pW3xK9vLm"),
+    (
+        "Authorization header",
+        "curl -H 'Authorization: Bearer {c}' https://api",
+    ),
+    ("URL userinfo", "postgres://app:{c}@db.internal:5432/x"),
+];
+
+/// The core of the `n`-th planting for a payload: 24 characters (mixed case and digits), 32
+/// hex digits for `{h}`, or the upper-case and digit run `{U}` (age, New Relic).
+fn fill(template: &str, n: usize) -> (String, String) {
+    let c = format!("PlNt{n:06}Zq8pW3xK9vLm2R");
+    let h = format!("{n:08x}9f8e7d6c5b4a39281706f5e4");
+    let u = format!("PLNT{n:06}ZQ8PW3XK9VLM2RT7ZQ8PW3XK9VLM2RT7ZQ8PW3XK9VLM2RT7Z");
+    if template.contains("{h}") {
+        return (template.replace("{h}", &h), h);
+    }
+    if template.contains("{U}") {
+        let u = if template.starts_with("NRAK") {
+            u[..27].to_owned()
+        } else {
+            u
+        };
+        return (template.replace("{U}", &u), u);
+    }
+    (template.replace("{c}", &c), c)
+}
+
+/// Where a planted text landed: the fields a reader sees, told apart (a shell command from
+/// the rest of a tool input).
+fn slots(session: &Session, t: &str, out: &mut BTreeSet<&'static str>) {
+    for e in &session.events {
+        match &e.kind {
+            EventKind::Prompt { text } if text.contains(t) => {
+                out.insert("prompt");
+            }
+            EventKind::Assistant { text } if text.contains(t) => {
+                out.insert("assistant");
+            }
+            EventKind::Thinking { text: Some(text) } if text.contains(t) => {
+                out.insert("thinking");
+            }
+            EventKind::ToolCall(c) => {
+                if c.command.as_deref().is_some_and(|x| x.contains(t)) {
+                    out.insert("shell command");
+                } else if c.input.to_string().contains(t) {
+                    out.insert("tool input");
+                }
+                if let Some(r) = &c.result
+                    && r.output.contains(t)
+                {
+                    out.insert("tool output");
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The page's text as a reader sees it: tags dropped, entities decoded.
+fn visible(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut in_tag = false;
+    for ch in html.chars() {
+        match ch {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&#x27;", "'")
+        .replace("&amp;", "&")
+}
+
+/// Every class of `CLASSES`, planted one at a time into every field (prompt, assistant text,
+/// thinking, shell command, other tool input, tool output) of every harness, reaches none of
+/// the three surfaces: the visible page, the report embedded in it, and `--format json`.
+#[test]
+fn every_pasted_secret_class_in_every_field_of_every_harness_is_redacted() -> anyhow::Result<()> {
+    let set = AdapterSet::load(None)?;
+    let want = [
+        "prompt",
+        "assistant",
+        "thinking",
+        "shell command",
+        "tool input",
+        "tool output",
+    ];
+    let mut n = 0;
+    let mut leaks = Vec::new();
+    let mut covered: BTreeSet<(String, &'static str)> = BTreeSet::new();
+    for case in cases()? {
+        let base = if case.input.is_dir() {
+            case.input.clone()
+        } else {
+            case.input
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default()
+        };
+        let docs: Vec<Doc> = case
+            .files
+            .iter()
+            .map(|f| Doc::read(f))
+            .collect::<anyhow::Result<_>>()?;
+        let leaves: usize = docs
+            .iter()
+            .map(|d| {
+                let mut seen = 0;
+                d.clone().plant(usize::MAX, &mut seen, "");
+                seen
+            })
+            .sum();
+        let write = |target: usize, text: &str, dir: &Path| -> anyhow::Result<PathBuf> {
+            let input = copy_case(&case, dir)?;
+            let mut seen = 0;
+            for (f, d) in case.files.iter().zip(&docs) {
+                let mut d = d.clone();
+                if d.plant(target, &mut seen, text) {
+                    fs::write(dir.join(f.strip_prefix(&base)?), d.text())?;
+                    break;
+                }
+            }
+            Ok(input)
+        };
+        for target in 0..leaves {
+            // Which field this string is: a marker planted alone, then loaded.
+            let marker = format!("PLNTMARKER{target:06}");
+            let tmp = tempfile::tempdir()?;
+            let input = write(target, &marker, tmp.path())?;
+            let Ok(loaded) = tracebook::adapters::load::load(&input, &set, Some(&case.harness))
+            else {
+                continue;
+            };
+            let mut at = BTreeSet::new();
+            slots(&loaded.session, &marker, &mut at);
+            let Some(slot) = at
+                .into_iter()
+                .find(|s| !covered.contains(&(case.harness.clone(), *s)))
+            else {
+                continue;
+            };
+            covered.insert((case.harness.clone(), slot));
+            for (class, template) in CLASSES {
+                n += 1;
+                let (text, core) = fill(template, n);
+                let tmp = tempfile::tempdir()?;
+                let input = write(target, &text, tmp.path())?;
+                let (report, _) = tracebook::report_with(
+                    &input,
+                    &set,
+                    Some(&case.harness),
+                    None,
+                    &tracebook::privacy::Options::default(),
+                    "2026-01-01T00:00:00Z".into(),
+                )?;
+                let json = serde_json::to_string_pretty(&report)?;
+                let html = tracebook::render::html(&report)?;
+                let embedded = tracebook::report::compat::embedded_json(&html)?;
+                for (surface, body) in [
+                    ("visible page", visible(&html)),
+                    ("embedded report", embedded.into_owned()),
+                    ("--format json", json),
+                ] {
+                    if body.contains(&core) {
+                        leaks.push(format!("{} {slot} {class}: {surface}", case.harness));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        leaks.is_empty(),
+        "planted secrets reached output ({} of {n} plantings):\n{}",
+        leaks.len(),
+        leaks.join("\n")
+    );
+    for harness in ["claude-code", "codex", "gemini-cli", "opencode"] {
+        for w in want {
+            assert!(
+                covered.contains(&(harness.to_owned(), w)),
+                "{harness}: no fixture string lands in the {w}"
+            );
+        }
+    }
+    Ok(())
+}
