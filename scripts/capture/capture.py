@@ -747,6 +747,8 @@ def identity_strings():
         user = getpass.getuser()
     except (KeyError, OSError):
         user = ""
+    for real, _ in machine_text():
+        out.append(("kernel release", re.compile(re.escape(real.encode()))))
     if user:
         out.append(("user name", re.compile(rb"(?:/home/|/Users/|\"user(?:name)?\"\s*:\s*\")" + re.escape(user.encode())
                                             + rb"(?![\w-])", re.I)))
@@ -776,6 +778,32 @@ def privacy_check(outdir, harness):
                     ctx = data[max(0, m.start() - 40):m.end() + 20].decode("utf-8", "replace")
                     found.append(f"{os.path.relpath(path, outdir)}: {what} ({ctx!r})")
     return found
+
+
+# What a harness writes about this machine that is not the session's: replaced in every text file
+# of a capture, so a capture made elsewhere reads the same (Claude Code writes the kernel release
+# into its environment notes).
+def machine_text():
+    release = platform.release()
+    return [(release, "0.0.0-capture")] if len(release) >= 3 else []
+
+
+def normalize(outdir):
+    """Replaces this machine's details in the capture's text files (never in a database)."""
+    pairs = [(a.encode(), b.encode()) for a, b in machine_text()]
+    for dirpath, _, names in os.walk(outdir):
+        for name in names:
+            if not name.endswith((".jsonl", ".json")):
+                continue
+            path = os.path.join(dirpath, name)
+            with open(path, "rb") as fh:
+                data = fh.read()
+            new = data
+            for a, b in pairs:
+                new = new.replace(a, b)
+            if new != data:
+                with open(path, "wb") as fh:
+                    fh.write(new)
 
 
 def script_of(scenario):
@@ -846,6 +874,7 @@ def capture_one(harness, scenario_path, outdir, installed, timeout_default, keep
                 rec.pop("t", None)
                 dst.write(json.dumps(rec) + "\n")
     checkpoint_db(outdir)
+    normalize(outdir)
     meta = {"harness": harness, "version": version, "package": spec,
             "scenario": os.path.splitext(os.path.basename(scenario_path))[0],
             "session_id": h.session_id, "forms": forms_of(h, outdir, runs), "runs": runs, "actions": log,
