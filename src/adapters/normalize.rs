@@ -725,3 +725,149 @@ exit_code_map: { values: { "0": ok }, default: error }
         );
     }
 }
+
+#[cfg(test)]
+mod stream_tests {
+    use super::*;
+    use crate::adapters::interpret::Interpreter;
+    use serde_json::json;
+
+    fn spec() -> AdapterSpec {
+        AdapterSpec::parse(
+            "t.yaml",
+            r#"
+name: t
+label: T
+input: { format: jsonl }
+failures: { stages: [turn], categories: [rate_limit, api_error] }
+event_map:
+  - when: [{ at: /t, eq: call }]
+    emit: { kind: tool_call, call_id: /id, name: /name, input: /in }
+  - when: [{ at: /t, eq: pair }]
+    emit:
+      - { kind: tool_call, call_id: /id, name: /name }
+      - { kind: tool_result, call_id: /id, status: { at: /s, map: status_map } }
+  - when: [{ at: /t, eq: r }]
+    emit: { kind: tool_result, call_id: /id, status: { at: /s, map: status_map } }
+  - when: [{ at: /t, eq: stop }]
+    emit: { kind: interrupt }
+  - when: [{ at: /t, eq: compact }]
+    emit: { kind: compaction, summary: /summary }
+  - when: [{ at: /t, eq: fail }]
+    emit: { kind: failure, stage: { const: turn }, category: { at: /c, map: category_map } }
+  - when: [{ at: /t, eq: say }]
+    emit: { kind: assistant, text: /text }
+status_map: { values: { ok: ok, bad: error } }
+category_map: { values: { rate: rate_limit, api: api_error } }
+"#,
+        )
+        .expect("test adapter parses")
+    }
+
+    fn read(records: &[Json]) -> (Vec<Event>, Vec<Warning>) {
+        let spec = spec();
+        let mut it = Interpreter::new(&spec);
+        for (i, r) in records.iter().enumerate() {
+            it.record(i + 1, r);
+        }
+        let mut warnings = Vec::new();
+        let mut n = Normalizer::new(&spec);
+        let session = n.session(it.finish(), "t", FailureScope::Session, &mut warnings);
+        (session.events, warnings)
+    }
+
+    fn calls(events: &[Event]) -> Vec<(String, String, ToolStatus)> {
+        events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::ToolCall(c) => Some((c.call_id.clone(), c.name.clone(), c.status)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_reused_id_names_a_new_call_and_later_results_are_its() {
+        let (events, warnings) = read(&[
+            json!({"t": "call", "id": "c", "name": "shell", "in": {"cmd": "ls"}}),
+            json!({"t": "r", "id": "c", "s": "ok"}),
+            json!({"t": "call", "id": "c", "name": "patch", "in": {"diff": "x"}}),
+            json!({"t": "r", "id": "c", "s": "bad"}),
+            // The same call written again (started, then completed) stays one call.
+            json!({"t": "call", "id": "d", "name": "shell", "in": {"cmd": "pwd"}}),
+            json!({"t": "call", "id": "d", "name": "shell", "in": {"cmd": "pwd"}}),
+            json!({"t": "r", "id": "d", "s": "ok"}),
+        ]);
+        assert_eq!(
+            calls(&events),
+            [
+                ("c".to_owned(), "shell".to_owned(), ToolStatus::Ok),
+                ("c~2".to_owned(), "patch".to_owned(), ToolStatus::Error),
+                ("d".to_owned(), "shell".to_owned(), ToolStatus::Ok),
+            ]
+        );
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].message.contains("reuse the id"));
+    }
+
+    #[test]
+    fn calls_without_ids_pair_with_the_result_of_their_own_record() {
+        let (events, warnings) = read(&[
+            json!({"t": "pair", "name": "read", "s": "ok"}),
+            json!({"t": "pair", "name": "shell", "s": "bad"}),
+            json!({"t": "r", "s": "ok"}),
+        ]);
+        assert_eq!(
+            calls(&events),
+            [
+                ("1:1".to_owned(), "read".to_owned(), ToolStatus::Ok),
+                ("2:1".to_owned(), "shell".to_owned(), ToolStatus::Error),
+            ]
+        );
+        let messages: Vec<&str> = warnings.iter().map(|w| w.message.as_str()).collect();
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains("2 tool call(s) carry no call id"))
+        );
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains("1 tool result(s) name no call"))
+        );
+    }
+
+    #[test]
+    fn one_stop_compaction_or_failure_written_twice_back_to_back_is_one() {
+        let (events, _) = read(&[
+            json!({"t": "stop"}),
+            json!({"t": "stop"}),
+            json!({"t": "compact"}),
+            json!({"t": "compact", "summary": "what happened"}),
+            json!({"t": "fail", "c": "rate"}),
+            json!({"t": "fail", "c": "api"}),
+            json!({"t": "say", "text": "later"}),
+            json!({"t": "stop"}),
+        ]);
+        let kinds: Vec<String> = events
+            .iter()
+            .map(|e| match &e.kind {
+                EventKind::Interrupt => "interrupt".to_owned(),
+                EventKind::Compaction { summary } => format!("compaction {summary:?}"),
+                EventKind::Failure(f) => format!("failure {}", f.category),
+                EventKind::Assistant { .. } => "assistant".to_owned(),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "interrupt",
+                "compaction Some(\"what happened\")",
+                "failure rate_limit",
+                "assistant",
+                "interrupt"
+            ]
+        );
+    }
+}
