@@ -58,6 +58,13 @@ pub fn discover(set: &AdapterSet, var: &dyn Fn(&str) -> Option<OsString>) -> Vec
         let mut paths = session_files(&base, d);
         paths.extend(named_files(&base, d, var));
         for path in paths {
+            // A FIFO, a device or a dangling link where a session file should be is listed, so
+            // that reading it fails with its name and why, never opened here (a FIFO would
+            // block).
+            if crate::adapters::load::special_kind(&path).is_some() || !path.exists() {
+                out.push(Found::file(name, path));
+                continue;
+            }
             // A storage tree or a database holds many sessions: one row for each.
             match crate::adapters::load::sessions_in(&path, set, name) {
                 Some(ids) => out.extend(ids.into_iter().map(|id| Found {
@@ -132,7 +139,9 @@ fn session_files(base: &Path, d: &DiscoverSpec) -> Vec<PathBuf> {
         };
         for path in paths.filter_map(Result::ok) {
             let name = display_name(&path);
-            if (path.is_file() || path.is_dir()) && !excluded.iter().any(|p| p.matches(&name)) {
+            // Anything the pattern names, links included (dangling ones too: reading them
+            // says so).
+            if path.symlink_metadata().is_ok() && !excluded.iter().any(|p| p.matches(&name)) {
                 out.push(path);
             }
         }

@@ -1348,6 +1348,10 @@ fn parse_document(
 
 /// serde_json's message without echoing input text.
 fn describe_json_error(e: &serde_json::Error) -> String {
+    // serde_json stops 128 levels down and calls it a syntax error.
+    if e.to_string().starts_with("recursion limit exceeded") {
+        return format!("nested more than 128 levels deep, at column {}", e.column());
+    }
     let what = match e.classify() {
         serde_json::error::Category::Eof => "unexpected end",
         serde_json::error::Category::Syntax => "syntax error",
@@ -1373,6 +1377,8 @@ fn detect_layout<'a>(
     // Why a database layout could not read the file, for the message when nothing fits.
     let mut database: Option<String> = None;
     let mut head: Option<Vec<Json>> = None;
+    // Why the first lines gave no record, when a line was too long to read.
+    let mut unread: Option<String> = None;
     let mut whole: Option<Json> = None;
     let mut best: Option<(&Adapter, &InputSpec, usize)> = None;
     for adapter in set.iter() {
@@ -1412,7 +1418,9 @@ fn detect_layout<'a>(
                 }
                 InputFormat::Jsonl => {
                     if head.is_none() {
-                        head = Some(first_records(path, set)?);
+                        let (records, note) = first_records(path, set)?;
+                        head = Some(records);
+                        unread = note;
                     }
                     head.iter().flatten().collect()
                 }
@@ -1450,6 +1458,12 @@ fn detect_layout<'a>(
     }
     if let Some(reason) = database {
         return Err(InputError::Database {
+            path: path.to_owned(),
+            reason,
+        });
+    }
+    if let (Some(reason), true) = (unread, head.as_ref().is_none_or(Vec::is_empty)) {
+        return Err(InputError::Nothing {
             path: path.to_owned(),
             reason,
         });
@@ -1533,18 +1547,27 @@ fn recognised<'j>(
 /// The first [`DETECT_RECORDS`] records of a JSONL file that some adapter recognises: leading
 /// records none recognises (a harness's bookkeeping, however long its run) are read past, to
 /// the end of the file if need be.
-fn first_records(path: &Path, set: &AdapterSet) -> Result<Vec<Json>, InputError> {
-    let Opened { mut reader, .. } = open(path).map_err(|e| InputError::Io {
+///
+/// With them, the first line passed over for its length, or where a decompressed stream was
+/// cut, as a warning's text: what to say when no record at all could be read.
+fn first_records(path: &Path, set: &AdapterSet) -> Result<(Vec<Json>, Option<String>), InputError> {
+    let Opened { mut reader, cut } = open(path).map_err(|e| InputError::Io {
         path: path.to_owned(),
         error: e,
     })?;
     let mut records = Vec::new();
     let mut line = Vec::new();
+    let (mut number, mut note) = (0, None);
+    let name = display_name(path);
     loop {
         line.clear();
+        number += 1;
         match read_line(reader.as_mut(), &mut line, MAX_LINE) {
             Ok(LineRead::Line) => {}
-            Ok(LineRead::TooLong(_)) => continue,
+            Ok(LineRead::TooLong(bytes)) => {
+                note.get_or_insert_with(|| long_line(&name, number, bytes).to_string());
+                continue;
+            }
             Ok(LineRead::End) | Err(_) => break,
         }
         let text = String::from_utf8_lossy(&line);
@@ -1559,7 +1582,10 @@ fn first_records(path: &Path, set: &AdapterSet) -> Result<Vec<Json>, InputError>
             }
         }
     }
-    Ok(records)
+    if let Some(cut) = cut.filter(Cut::passed) {
+        note.get_or_insert_with(|| cut.warning(&name, number).to_string());
+    }
+    Ok((records, note))
 }
 
 /// The newest main session file of a folder (subagent files excluded).
@@ -1613,9 +1639,15 @@ fn newest_session_file(
             best = Some((modified, path));
         }
     }
+    let mut named: Vec<&str> = Vec::new();
+    for e in endings {
+        if !named.contains(&e) {
+            named.push(e);
+        }
+    }
     best.map(|(_, p)| p).ok_or_else(|| InputError::EmptyFolder {
         path: dir.to_owned(),
-        endings: endings.join(", "),
+        endings: named.join(", "),
     })
 }
 

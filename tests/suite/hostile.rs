@@ -379,6 +379,46 @@ fn a_6_gib_line_in_a_small_zst_is_skipped_with_a_warning_and_bounded_memory() ->
 }
 
 #[test]
+fn a_file_of_one_line_too_long_says_so_rather_than_its_harness_is_unknown() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let log = dir.path().join("one.jsonl.zst");
+    zst_bomb(
+        &log,
+        b"{\"type\":\"x\",\"x\":\"",
+        &vec![b'x'; MIB],
+        80,
+        b"\"}\n",
+    )?;
+    crate::tracebook()
+        .args(["render", "-o", "-"])
+        .arg(&log)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "nothing could be read (one.jsonl.zst:1: line of 80 MiB, longer than the 64 MiB",
+        ));
+    // So does a line nested deeper than JSON is read.
+    let deep = dir.path().join("deep.jsonl");
+    let mut log = session_with("kept");
+    log.push('\n');
+    log.push_str(&format!(
+        "{{\"type\":\"user\",\"uuid\":\"x\",\"message\":{{\"content\":{}1{}}}}}",
+        "[".repeat(500),
+        "]".repeat(500)
+    ));
+    std::fs::write(&deep, log)?;
+    crate::tracebook()
+        .args(["render", "-o", "-"])
+        .arg(&deep)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "deep.jsonl:4: not valid JSON (nested more than 128 levels deep",
+        ));
+    Ok(())
+}
+
+#[test]
 fn a_line_over_the_limit_is_skipped_and_the_lines_after_it_are_read() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let log = dir.path().join("long.jsonl.zst");
@@ -732,4 +772,41 @@ fn invisible_characters_reach_the_notebook_as_visible_escapes() {
     }
     assert!(json.contains("src/evil⟨U+E0041⟩⟨U+E0042⟩txt.exe"), "{json}");
     assert!(html.contains("pass⟨U+200B⟩word"));
+}
+
+#[cfg(unix)]
+#[test]
+fn list_names_a_fifo_a_device_and_a_dangling_link_where_sessions_are_kept() -> anyhow::Result<()> {
+    let home = tempfile::tempdir()?;
+    let project = home.path().join(".claude/projects/-w-shop");
+    std::fs::create_dir_all(&project)?;
+    std::fs::write(project.join("good.jsonl"), session_with("hello"))?;
+    let made = std::process::Command::new("mkfifo")
+        .arg(project.join("pipe.jsonl"))
+        .status()?;
+    assert!(made.success());
+    std::os::unix::fs::symlink("/dev/zero", project.join("zero.jsonl"))?;
+    std::os::unix::fs::symlink(project.join("gone"), project.join("dangling.jsonl"))?;
+    let out = crate::tracebook()
+        .env("HOME", home.path())
+        .arg("list")
+        .timeout(std::time::Duration::from_secs(60))
+        .output()?;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stdout.lines().count() == 2, "{stdout}");
+    for (name, why) in [
+        ("pipe.jsonl", "a FIFO"),
+        ("zero.jsonl", "a character device"),
+        ("dangling.jsonl", "no such file"),
+    ] {
+        assert!(
+            stderr.lines().any(|l| l.contains(name) && l.contains(why)),
+            "{name}: {stderr}"
+        );
+    }
+    Ok(())
 }
