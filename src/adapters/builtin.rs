@@ -60,6 +60,7 @@ mod tests {
             }),
             patch: None,
             agent_id: None,
+            of_agent: None,
             name: None,
             kind: None,
             command: None,

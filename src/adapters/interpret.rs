@@ -78,6 +78,8 @@ pub(crate) struct RawResult {
     pub(crate) exit_code: Option<Word>,
     pub(crate) patch: Option<String>,
     pub(crate) agent_id: Option<String>,
+    /// The subagent whose call this result belongs to, when the record names no call.
+    pub(crate) of_agent: Option<String>,
     /// What names the call when the log holds no call with this id.
     pub(crate) name: Option<String>,
     pub(crate) kind: Option<Word>,
@@ -626,7 +628,8 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
             paths: c.paths.iter().filter_map(s).collect(),
         }),
         Emit::ToolResult(r) => RawBody::ToolResult(RawResult {
-            call_id: s(&r.call_id).unwrap_or_default(),
+            call_id: r.call_id.as_ref().and_then(s).unwrap_or_default(),
+            of_agent: r.of_agent.as_ref().and_then(s),
             output: r.output.as_ref().and_then(s),
             status: word(&r.status),
             exit_code: word(&r.exit_code),

@@ -211,7 +211,7 @@ impl Needs {
                 values.extend(&c.paths);
             }
             Emit::ToolResult(r) => {
-                values.push(&r.call_id);
+                values.extend(r.call_id.iter().chain(&r.of_agent));
                 values.extend(r.output.iter().chain(&r.status).chain(&r.exit_code));
                 values.extend(r.agent_id.iter().chain(&r.name).chain(&r.kind));
                 values.extend(&r.command);

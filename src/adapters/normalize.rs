@@ -341,6 +341,9 @@ impl<'a> Normalizer<'a> {
         let mut slots: Vec<Slot> = Vec::new();
         let mut call_at: HashMap<(usize, String), usize> = HashMap::new();
         let mut results: HashMap<(usize, String), (RawResult, Option<String>)> = HashMap::new();
+        // The call each subagent was started by (its result's `agent_id`), for results that
+        // name the subagent rather than the call.
+        let mut started_by: HashMap<String, String> = HashMap::new();
         let mut orphan_lines = Vec::new();
         let mut ids = CallIds::default();
         let mut run = 0;
@@ -383,9 +386,23 @@ impl<'a> Normalizer<'a> {
                     continue;
                 }
                 RawBody::ToolResult(mut result) => {
-                    let Some(id) = ids.result(&result.call_id, ev.line) else {
-                        continue;
+                    let id = match result.of_agent.as_ref() {
+                        // A late outcome that names the subagent: the call that started it,
+                        // or nothing to settle when the log holds no such call.
+                        Some(agent) if result.call_id.is_empty() => match started_by.get(agent) {
+                            Some(id) => id.clone(),
+                            None => continue,
+                        },
+                        _ => match ids.result(&result.call_id, ev.line) {
+                            Some(id) => id,
+                            None => continue,
+                        },
                     };
+                    if let Some(agent) = &result.agent_id {
+                        started_by
+                            .entry(agent.clone())
+                            .or_insert_with(|| id.clone());
+                    }
                     result.call_id = id.clone();
                     let of_run = (0..=run)
                         .rev()
@@ -667,6 +684,7 @@ exit_code_map: { values: { "0": ok }, default: error }
             }),
             patch: None,
             agent_id: None,
+            of_agent: None,
             name: None,
             kind: None,
             command: None,

@@ -435,8 +435,11 @@ pub struct ToolCallEmit {
 /// Fields of an emitted tool result.
 #[derive(Debug, Clone)]
 pub struct ToolResultEmit {
-    /// The id of the call this result belongs to.
-    pub call_id: ValueSpec,
+    /// The id of the call this result belongs to (absent with `of_agent`).
+    pub call_id: Option<ValueSpec>,
+    /// The subagent whose call this result belongs to, for a record that names the subagent,
+    /// not the call: the call is the one whose result named that subagent in `agent_id`.
+    pub of_agent: Option<ValueSpec>,
     /// Output text.
     pub output: Option<ValueSpec>,
     /// Vendor status word, through a status table.
@@ -707,6 +710,7 @@ struct RawEmit {
     exit_code: Option<RawValue>,
     patch: Option<RawPatch>,
     agent_id: Option<RawValue>,
+    of_agent: Option<RawValue>,
     key: Option<RawValue>,
     delta: Option<RawValue>,
     #[serde(default)]
@@ -1382,12 +1386,17 @@ impl Validator<'_> {
                 paths: self.values(&f("paths"), raw.paths, targets)?,
             })),
             "tool_result" => Emit::ToolResult(Box::new(ToolResultEmit {
-                call_id: self.value(
-                    &f("call_id"),
-                    need(raw.call_id, "call_id")?,
-                    Target::Free,
-                    targets,
-                )?,
+                call_id: match raw.call_id {
+                    Some(v) => Some(self.value(&f("call_id"), v, Target::Free, targets)?),
+                    None if raw.of_agent.is_some() => None,
+                    None => Some(self.value(
+                        &f("call_id"),
+                        need(None, "call_id")?,
+                        Target::Free,
+                        targets,
+                    )?),
+                },
+                of_agent: self.opt_value(&f("of_agent"), raw.of_agent, Target::Free, targets)?,
                 output: self.opt_value(&f("output"), raw.output, Target::Free, targets)?,
                 status: self.opt_value(&f("status"), raw.status, Target::Status, targets)?,
                 exit_code: self.opt_value(

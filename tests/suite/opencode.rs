@@ -325,13 +325,16 @@ fn list_finds_a_channel_database_and_the_one_opencode_db_names() -> anyhow::Resu
 }
 
 #[test]
-fn a_background_task_is_unknown_and_its_outcome_is_a_notice_in_the_turn() -> anyhow::Result<()> {
+fn a_background_task_is_unknown_until_its_outcome_which_is_a_notice_in_the_turn()
+-> anyhow::Result<()> {
     // OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS: the task part "completes" at launch with
     // `metadata.background`; the outcome comes later as synthetic text that prompts the agent.
-    let r = crate::report(&case("background-task").join("session.json"))?;
+    let path = case("background-task").join("session.json");
+    let r = crate::report(&path)?;
     assert_eq!(r.turns.len(), 1, "the outcome's message starts no turn");
+    // The outcome settles the call it names by its child session.
     let statuses: Vec<_> = calls(&r.turns).iter().map(|c| c.status).collect();
-    assert_eq!(statuses, [ToolStatus::Unknown]);
+    assert_eq!(statuses, [ToolStatus::Ok]);
     let notices: Vec<&str> = r.turns[0]
         .steps
         .iter()
@@ -345,5 +348,16 @@ fn a_background_task_is_unknown_and_its_outcome_is_a_notice_in_the_turn() -> any
         r.turns[0].response.as_ref().map(|a| a.text.as_str()),
         Some("The background check passed.")
     );
+    // Before the outcome arrives (the session cut there), the launch alone is not ok.
+    let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
+    if let Some(messages) = doc["messages"].as_array_mut() {
+        messages.truncate(3);
+    }
+    let dir = tempfile::tempdir()?;
+    let cut = dir.path().join("session.json");
+    std::fs::write(&cut, serde_json::to_string(&doc)?)?;
+    let r = crate::report(&cut)?;
+    let statuses: Vec<_> = calls(&r.turns).iter().map(|c| c.status).collect();
+    assert_eq!(statuses, [ToolStatus::Unknown]);
     Ok(())
 }
