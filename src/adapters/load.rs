@@ -65,6 +65,18 @@ pub enum InputError {
         /// Why, in words.
         reason: String,
     },
+    /// A folder laid out as a harness's storage tree whose records no adapter recognises.
+    #[error(
+        "{path}: a storage tree in {label}'s layout, but no record in it is one the adapters recognise; if it is {label}'s, name it with --harness {name}"
+    )]
+    UnrecognisedTree {
+        /// The folder.
+        path: PathBuf,
+        /// The adapter whose tree layout the folder has.
+        name: String,
+        /// That harness's name for readers.
+        label: String,
+    },
     /// A folder without a session file.
     #[error("{path}: no session file in this folder (looked for files ending in {endings})")]
     EmptyFolder {
@@ -174,7 +186,20 @@ pub fn load_session(
         return read_session(&root, adapter, layout, session, read);
     }
     let main = if input.is_dir() {
-        newest_session_file(input, set, forced)?
+        match newest_session_file(input, set, forced) {
+            Ok(main) => main,
+            // The folder has a tree layout's session files, but detection refused them: say so.
+            Err(e @ InputError::EmptyFolder { .. }) => {
+                return Err(tree_lookalike(input, set).map_or(e, |a| {
+                    InputError::UnrecognisedTree {
+                        path: input.to_owned(),
+                        name: a.spec.name.clone(),
+                        label: a.spec.label.clone(),
+                    }
+                }));
+            }
+            Err(e) => return Err(e),
+        }
     } else {
         input.to_owned()
     };
@@ -278,6 +303,21 @@ fn find_tree<'a>(
                     None => read.records.iter().any(|r| r.recognised),
                 };
                 accepted.then_some((a, l, root, (read, warnings)))
+            })
+    })
+}
+
+/// The adapter whose storage-tree layout a folder has (its session files are there), when
+/// detection found none of its records.
+fn tree_lookalike<'a>(dir: &Path, set: &'a AdapterSet) -> Option<&'a Adapter> {
+    set.iter().find(|a| {
+        layouts(&a.spec)
+            .filter(|l| l.format == InputFormat::Tree)
+            .any(|l| {
+                l.join
+                    .as_ref()
+                    .and_then(|j| joined::tree_root(dir, j))
+                    .is_some()
             })
     })
 }

@@ -236,10 +236,23 @@ fn appended_run_outputs_are_one_turn_per_run() -> anyhow::Result<()> {
 fn a_forced_adapter_reads_a_tree_whose_ids_lack_the_usual_prefix_in_creation_order()
 -> anyhow::Result<()> {
     let dir = case("plain-ids");
-    // Not recognised on its own: the error names each ending once.
+    // Not recognised on its own: the error says what the folder looks like and the way out.
     let out = crate::tracebook()
         .args(["render", "--format", "json", "-o", "-"])
         .arg(&dir)
+        .output()?;
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("a storage tree in OpenCode's layout")
+            && err.contains("name it with --harness opencode"),
+        "{err}"
+    );
+    // A folder with no session file at all names each ending it looked for once.
+    let empty = tempfile::tempdir()?;
+    let out = crate::tracebook()
+        .args(["render", "--format", "json", "-o", "-"])
+        .arg(empty.path())
         .output()?;
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
