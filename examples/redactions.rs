@@ -1,10 +1,11 @@
-//! Counts what the secret rules redact in session logs, per file and per rule, to measure
-//! precision on real logs. Every line is decoded as JSON and every string (keys and values)
-//! is scanned, as the privacy stage does.
+//! Lists what the secret rules redact in session logs, to measure precision on real logs.
+//! Each input is read the way `tracebook render` reads it (any harness, files and folders), and
+//! every string of the canonical session is scanned as the privacy stage scans it: the rules
+//! over each text, and the value of each secret-named key of a tool input's JSON.
 //!
 //! ```sh
-//! cargo run --release --example redactions -- $TRACEBOOK_CORPUS/*/*.json*
-//! cargo run --release --example redactions -- --show FILE   # each find with its context
+//! cargo run --release --example redactions -- $TRACEBOOK_CORPUS/*/*      # counts per input and rule
+//! cargo run --release --example redactions -- --show $TRACEBOOK_CORPUS/*/* # each find in context
 //! ```
 //! `--show` prints the secrets themselves: read it on your own machine, never attach it.
 
@@ -12,16 +13,58 @@
 #![allow(clippy::print_stdout)]
 
 use std::collections::BTreeMap;
-use tracebook::privacy::rules::ENGINE;
+use std::path::Path;
 
-fn strings(v: &serde_json::Value, out: &mut Vec<String>) {
+use tracebook::adapters::AdapterSet;
+use tracebook::privacy::rules::ENGINE;
+use tracebook::privacy::secrets::is_secret_key;
+
+/// One redaction: the rule, the secret and the text around it.
+struct Redaction {
+    rule: String,
+    secret: String,
+    context: String,
+}
+
+fn context(text: &str, start: usize, end: usize) -> String {
+    let mut lo = start.saturating_sub(40);
+    while !text.is_char_boundary(lo) {
+        lo -= 1;
+    }
+    let mut hi = (end + 20).min(text.len());
+    while !text.is_char_boundary(hi) {
+        hi += 1;
+    }
+    text[lo..hi].replace('\n', "⏎")
+}
+
+fn walk(v: &serde_json::Value, out: &mut Vec<Redaction>) {
     match v {
-        serde_json::Value::String(s) => out.push(s.clone()),
-        serde_json::Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+        serde_json::Value::String(s) => {
+            for f in ENGINE.find(s, false) {
+                out.push(Redaction {
+                    rule: ENGINE.rules()[f.rule].spec.id.clone(),
+                    secret: s[f.start..f.end].to_owned(),
+                    context: context(s, f.start, f.end),
+                });
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
         serde_json::Value::Object(m) => {
             for (k, x) in m {
-                out.push(k.clone());
-                strings(x, out);
+                if let serde_json::Value::String(s) = x
+                    && is_secret_key(k)
+                    && tracebook::privacy::rules::plausible_value(s)
+                {
+                    out.push(Redaction {
+                        rule: "secret-json-key (bound)".into(),
+                        secret: s.clone(),
+                        context: format!("\"{k}\": \"{}\"", context(s, 0, s.len())),
+                    });
+                    continue;
+                }
+                walk(&serde_json::Value::String(k.clone()), out);
+                walk(x, out);
             }
         }
         _ => {}
@@ -31,50 +74,36 @@ fn strings(v: &serde_json::Value, out: &mut Vec<String>) {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let show = args.iter().any(|a| a == "--show");
+    let Ok(set) = AdapterSet::load(None) else {
+        eprintln!("the built-in adapters do not load");
+        std::process::exit(2);
+    };
     let mut total: BTreeMap<String, usize> = BTreeMap::new();
-    let mut files = 0;
-    for path in args.iter().filter(|a| *a != "--show") {
-        let Ok(text) = std::fs::read_to_string(path) else {
-            eprintln!("{path}: not readable as UTF-8, skipped");
-            continue;
-        };
-        files += 1;
-        let mut texts = Vec::new();
-        let whole: Option<serde_json::Value> = serde_json::from_str(&text).ok();
-        match whole {
-            Some(v) => strings(&v, &mut texts),
-            None => {
-                for line in text.lines() {
-                    match serde_json::from_str::<serde_json::Value>(line) {
-                        Ok(v) => strings(&v, &mut texts),
-                        Err(_) => texts.push(line.to_owned()),
-                    }
-                }
+    let mut inputs = 0;
+    for path in args.iter().filter(|a| !a.starts_with("--")) {
+        let loaded = match tracebook::adapters::load::load(Path::new(path), &set, None) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("{path}: skipped: {e}");
+                continue;
             }
+        };
+        inputs += 1;
+        let mut found = Vec::new();
+        match serde_json::to_value(&loaded.session) {
+            Ok(v) => walk(&v, &mut found),
+            Err(e) => eprintln!("{path}: cannot serialize: {e}"),
         }
         let mut per: BTreeMap<String, usize> = BTreeMap::new();
-        for t in &texts {
-            for f in ENGINE.find(t, false) {
-                let id = ENGINE.rules()[f.rule].spec.id.clone();
-                *per.entry(id.clone()).or_default() += 1;
-                *total.entry(id.clone()).or_default() += 1;
-                if show {
-                    let mut lo = f.start.saturating_sub(40);
-                    while !t.is_char_boundary(lo) {
-                        lo -= 1;
-                    }
-                    let mut hi = (f.end + 20).min(t.len());
-                    while !t.is_char_boundary(hi) {
-                        hi += 1;
-                    }
-                    let ctx = t[lo..hi].replace('\n', "⏎");
-                    println!("  [{id}] {ctx}");
-                }
+        for r in &found {
+            *per.entry(r.rule.clone()).or_default() += 1;
+            *total.entry(r.rule.clone()).or_default() += 1;
+            if show {
+                println!("  [{}] {:?} in {}", r.rule, r.secret, r.context);
             }
         }
-        let n: usize = per.values().sum();
-        println!("{n:5}  {path}  {per:?}");
+        println!("{:5}  {path}  {per:?}", found.len());
     }
     let n: usize = total.values().sum();
-    println!("total {n} redactions in {files} files: {total:?}");
+    println!("total {n} redactions in {inputs} inputs: {total:?}");
 }

@@ -558,11 +558,22 @@ fn accept(spec: &RuleSpec, secret: &str, after: Option<char>) -> bool {
     spec.min_entropy.is_none_or(|min| entropy(secret) >= min)
 }
 
+/// Whether a whole value could be a secret: not empty, not a reference, a placeholder, a
+/// literal or filler (the checks every rule applies to what it finds).
+pub fn plausible_value(value: &str) -> bool {
+    plausible(value, None)
+}
+
 /// Values that are never secrets: placeholders already redacted (ours, or a word such as
 /// `REDACTED_TOKEN` that a tool or a person put there), variables, references to code, numbers
 /// and literals, scheme words, and filler such as `sk-XXXX…XXXX`.
 fn plausible(value: &str, after: Option<char>) -> bool {
     let v = value.trim();
+    // An `Authorization` value: the scheme word says nothing, the credential after it does.
+    let v = ["Bearer ", "bearer ", "Basic ", "basic ", "Token ", "token "]
+        .iter()
+        .find_map(|scheme| v.strip_prefix(scheme))
+        .map_or(v, str::trim_start);
     if v.is_empty() || matches!(after, Some('(' | '[')) || filler(v) {
         return false;
     }

@@ -7,6 +7,7 @@ mod cli; // the binary: commands, output files, exit codes, bad input
 mod codex; // Codex CLI 0.171: exec runs as turns, bookkeeping, failure texts, multi-agent v2
 mod conformance; // captures of the real harness releases read as their scenarios say
 mod corpus; // every real session under $TRACEBOOK_CORPUS renders with the invariants
+mod corpus_secrets; // the secret rules on the real corpus: no SHA, UUID, hash, id or identifier redacted
 mod everyday; // list, render --session/--all, index, manifest, turn selection, rerender
 mod failures; // failure facts: one bounded, allowlisted line per failed run, no raw text
 mod gemini; // Gemini CLI recordings: history rewrites, its own user messages, resume leftovers
