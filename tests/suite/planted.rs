@@ -643,3 +643,192 @@ fn every_pasted_secret_class_in_every_field_of_every_harness_is_redacted() -> an
     }
     Ok(())
 }
+
+/// Secret-named keys as JSON objects of a tool input (MCP HTTP tools, WebFetch headers,
+/// OpenCode `bash` env), each planted as one more key of the input.
+const OBJECTS: &[(&str, &str, &str)] = &[
+    (
+        "headers",
+        "Authorization header",
+        r#"{"Authorization": "Bearer {c}"}"#,
+    ),
+    ("headers", "X-Auth header", r#"{"X-Auth": "{c}"}"#),
+    ("headers", "Cookie header", r#"{"Cookie": "sid={c}"}"#),
+    (
+        "env",
+        "DB_PASS",
+        r#"{"DB_PASS": "{c}", "PATH": "/usr/bin"}"#,
+    ),
+    ("env", "RAILS_MASTER_KEY", r#"{"RAILS_MASTER_KEY": "{c}"}"#),
+    ("auth", "auth.pass", r#"{"user": "deploy", "pass": "{c}"}"#),
+];
+
+/// Adds `key: value` to the JSON object number `target` (depth first, counted by `seen`,
+/// objects inside strings holding JSON included); true when it was in this value.
+fn plant_object(v: &mut Value, target: usize, seen: &mut usize, key: &str, with: &Value) -> bool {
+    match v {
+        Value::String(s) => {
+            if let Ok(mut inner @ (Value::Object(_) | Value::Array(_))) =
+                serde_json::from_str::<Value>(s)
+                && plant_object(&mut inner, target, seen, key, with)
+            {
+                *s = inner.to_string();
+                return true;
+            }
+            false
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .any(|i| plant_object(i, target, seen, key, with)),
+        Value::Object(map) => {
+            let hit = *seen == target;
+            *seen += 1;
+            if hit {
+                map.insert(key.to_owned(), with.clone());
+                return true;
+            }
+            map.values_mut()
+                .any(|i| plant_object(i, target, seen, key, with))
+        }
+        _ => false,
+    }
+}
+
+/// Every secret-named key of `OBJECTS`, planted as a JSON object into a tool input of every
+/// harness, reaches none of the three surfaces, and the keys beside it stay.
+#[test]
+fn secret_named_keys_in_tool_input_objects_are_redacted_in_every_harness() -> anyhow::Result<()> {
+    let set = AdapterSet::load(None)?;
+    let mut n = 0;
+    let mut leaks = Vec::new();
+    let mut done: BTreeSet<String> = BTreeSet::new();
+    for case in cases()? {
+        if done.contains(&case.harness) {
+            continue;
+        }
+        let base = if case.input.is_dir() {
+            case.input.clone()
+        } else {
+            case.input
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default()
+        };
+        let docs: Vec<Value> = case
+            .files
+            .iter()
+            .filter_map(|f| match Doc::read(f) {
+                Ok(Doc::One(v)) => Some(v),
+                Ok(Doc::Lines(lines)) => Some(Value::Array(
+                    lines.into_iter().filter_map(Result::ok).collect(),
+                )),
+                Err(_) => None,
+            })
+            .collect();
+        if docs.len() != case.files.len() {
+            continue;
+        }
+        let write =
+            |target: usize, key: &str, with: &Value, dir: &Path| -> anyhow::Result<PathBuf> {
+                let input = copy_case(&case, dir)?;
+                let mut seen = 0;
+                for (f, d) in case.files.iter().zip(&docs) {
+                    let mut d = d.clone();
+                    if plant_object(&mut d, target, &mut seen, key, with) {
+                        let text = if f.extension().is_some_and(|e| e == "jsonl") {
+                            let Value::Array(lines) = d else { break };
+                            let mut t: String = lines
+                                .iter()
+                                .map(Value::to_string)
+                                .collect::<Vec<_>>()
+                                .join("\n");
+                            t.push('\n');
+                            t
+                        } else {
+                            d.to_string()
+                        };
+                        fs::write(dir.join(f.strip_prefix(&base)?), text)?;
+                        break;
+                    }
+                }
+                Ok(input)
+            };
+        let objects: usize = docs
+            .iter()
+            .map(|d| {
+                let mut seen = 0;
+                plant_object(&mut d.clone(), usize::MAX, &mut seen, "", &Value::Null);
+                seen
+            })
+            .sum();
+        // The first object that is a tool input: a marker key planted alone shows in a call's
+        // input once loaded.
+        let marker = Value::String("PLNTOBJMARKER".into());
+        let mut input_object = None;
+        for target in 0..objects {
+            let tmp = tempfile::tempdir()?;
+            let input = write(target, "plnt_marker", &marker, tmp.path())?;
+            let Ok(loaded) = tracebook::adapters::load::load(&input, &set, Some(&case.harness))
+            else {
+                continue;
+            };
+            let in_input = loaded.session.events.iter().any(|e| {
+                matches!(&e.kind, EventKind::ToolCall(c)
+                    if c.input.get("plnt_marker").is_some())
+            });
+            if in_input {
+                input_object = Some(target);
+                break;
+            }
+        }
+        let Some(target) = input_object else { continue };
+        done.insert(case.harness.clone());
+        for (key, class, template) in OBJECTS {
+            n += 1;
+            let (text, core) = fill(template, n);
+            let with: Value = serde_json::from_str(&text)?;
+            let tmp = tempfile::tempdir()?;
+            let input = write(target, key, &with, tmp.path())?;
+            let (report, _) = tracebook::report_with(
+                &input,
+                &set,
+                Some(&case.harness),
+                None,
+                &tracebook::privacy::Options::default(),
+                "2026-01-01T00:00:00Z".into(),
+            )?;
+            let json = serde_json::to_string_pretty(&report)?;
+            let html = tracebook::render::html(&report)?;
+            let embedded = tracebook::report::compat::embedded_json(&html)?;
+            for (surface, body) in [
+                ("visible page", visible(&html)),
+                ("embedded report", embedded.into_owned()),
+                ("--format json", json.clone()),
+            ] {
+                if body.contains(&core) {
+                    leaks.push(format!("{} {class}: {surface}", case.harness));
+                }
+            }
+            if *class == "DB_PASS" {
+                assert!(
+                    json.contains("/usr/bin"),
+                    "{}: the key beside the secret is kept",
+                    case.harness
+                );
+            }
+        }
+    }
+    assert!(
+        leaks.is_empty(),
+        "planted secrets reached output:\n{}",
+        leaks.join("\n")
+    );
+    for harness in ["claude-code", "codex", "gemini-cli", "opencode"] {
+        assert!(
+            done.contains(harness),
+            "{harness}: no fixture object is a tool input"
+        );
+    }
+    assert_eq!(n, 4 * OBJECTS.len());
+    Ok(())
+}
