@@ -171,6 +171,16 @@ pub fn load_session(
             kind,
         });
     }
+    // A file this user cannot read says so, whatever reads it next (detection would only
+    // find that no adapter recognises it; SQLite that it cannot open a database).
+    if input.is_file()
+        && let Err(error) = File::open(input)
+    {
+        return Err(InputError::Io {
+            path: input.to_owned(),
+            error,
+        });
+    }
     let forced = match harness {
         Some(name) => Some(set.get(name).ok_or_else(|| InputError::UnknownHarness {
             name: name.to_owned(),

@@ -810,3 +810,44 @@ fn list_names_a_fifo_a_device_and_a_dangling_link_where_sessions_are_kept() -> a
     }
     Ok(())
 }
+
+#[cfg(unix)]
+#[test]
+fn an_unreadable_file_or_database_names_the_permission_once() -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir()?;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
+    let log = dir.path().join("s.jsonl");
+    std::fs::write(&log, codex_session())?;
+    let db = crate::opencode::build_db(dir.path())?;
+    let bin = assert_cmd::cargo::cargo_bin("tracebook");
+    // Root reads any file: run as `nobody` then, where that can be done.
+    let root = std::process::Command::new("id").arg("-u").output()?.stdout == b"0\n";
+    if root
+        && std::process::Command::new("runuser")
+            .arg("--help")
+            .output()
+            .is_err()
+    {
+        eprintln!("running as root without runuser: unreadable-file test skipped");
+        return Ok(());
+    }
+    for path in [&log, &db] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000))?;
+        let mut cmd = if root {
+            let mut c = std::process::Command::new("runuser");
+            c.args(["-u", "nobody", "--"]).arg(&bin);
+            c
+        } else {
+            std::process::Command::new(&bin)
+        };
+        let out = cmd
+            .args(["render", "--format", "json", "-o", "-"])
+            .arg(path)
+            .output()?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.matches("Permission denied").count(), 1, "{stderr}");
+    }
+    Ok(())
+}
