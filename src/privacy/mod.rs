@@ -7,9 +7,12 @@
 //! - [`clean`]: terminal escapes and control characters removed, base64 attachments dropped;
 //! - [`secrets`]: credentials and secret values, replaced by `«redacted:<rule>»` (rules in
 //!   [`rules`]);
-//! - [`paths`]: repository-relative paths, `~` for home folders, no user or host names.
+//! - [`paths`]: repository-relative paths, `~` for home folders;
+//! - [`identity`]: no user, host or full name and no e-mail address, learned from the machine
+//!   and from the log itself before anything is redacted.
 
 pub mod clean;
+pub mod identity;
 pub mod paths;
 pub mod rules;
 pub mod secrets;
@@ -52,14 +55,24 @@ impl Policy {
     }
 
     /// The standard policy: cleaning first (escapes could split a secret), then secrets (so a
-    /// secret inside a path is still caught whole), then paths and identity.
+    /// secret inside a path is still caught whole), then paths, then identity. Who the user
+    /// is comes from the machine and from a first pass over the whole session's text.
     pub fn new(session: &Session, options: &Options) -> Self {
+        let mut id = identity::Identity::machine().clone();
+        id.learn_session(session);
+        Self::with_identity(session, options, &id)
+    }
+
+    /// The standard policy for a session and an identity given whole (the machine's is not
+    /// read): for tests and embedders.
+    pub fn with_identity(session: &Session, options: &Options, id: &identity::Identity) -> Self {
         let redactors: Vec<Box<dyn Redactor>> = vec![
             Box::new(clean::Clean {
                 keep_images: options.keep_images,
             }),
             Box::new(secrets::Secrets::new(&options.redact)),
-            Box::new(paths::Paths::with_identity(&session.facts, &identity())),
+            Box::new(paths::Paths::with_identity(&session.facts, id)),
+            Box::new(identity::Scrub::new(id)),
         ];
         Self { redactors }
     }
@@ -261,21 +274,6 @@ fn redact_event(event: &mut Event, policy: &Policy) {
                 }
             }
         }
-    }
-}
-
-/// The identity of the user running tracebook, from the environment.
-fn identity() -> paths::Identity {
-    let env = |keys: &[&str]| -> Vec<String> {
-        keys.iter()
-            .filter_map(|k| std::env::var(k).ok())
-            .filter(|v| v.len() > 1)
-            .collect()
-    };
-    paths::Identity {
-        homes: env(&["HOME", "USERPROFILE"]),
-        users: env(&["USER", "LOGNAME", "USERNAME"]),
-        hosts: env(&["HOSTNAME", "COMPUTERNAME"]),
     }
 }
 

@@ -15,12 +15,69 @@ use std::sync::LazyLock;
 use super::Redactor;
 use crate::events::SessionFacts;
 
-/// Any home folder, whoever's: the user name is the segment after `/Users/` or `/home/`. The
-/// word boundary after `/root` is ASCII-only: a Unicode one makes the regex engine fall back to
-/// its slowest path on any non-ASCII text, and it only ever redacts more.
+/// A home folder's user segment: no separator, space or quote, an apostrophe only between
+/// letters (`O'Brien`).
+macro_rules! seg {
+    () => {
+        r"[^/\\\s:;,'`<>|\x22]+(?:'[A-Za-z][^/\\\s:;,'`<>|\x22]*)*"
+    };
+}
+
+/// Any home folder, whoever's, in every form a log writes: `/home/x`, macOS `/Users/x` (also
+/// under `/Volumes/…` and WSL's `/mnt/c`), `/root`, `C:\Users\x` (also JSON-escaped and with
+/// forward slashes), WSL's `\\wsl$\…\home\x`, UNC home shares (`\\server\home\x`,
+/// `\\server\x$`), URL-encoded (`%2FUsers%2Fx`) and `~x/`. The word boundary after `/root` is
+/// ASCII-only: a Unicode one makes the regex engine fall back to its slowest path on any
+/// non-ASCII text, and it only ever redacts more.
 static HOME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:/Users|/home)/[^/\s:;,'`<>|\\]+|/root(?-u:\b)|[A-Za-z]:\\Users\\[^\\\s:;,'`<>|]+|[A-Za-z]:/Users/[^/\s:;,'`<>|]+")
+    Regex::new(concat!(
+        r"(?:/Volumes/[^/\s]+(?: [^/\s]+)*|/mnt/[a-z])?/Users/",
+        seg!(),
+        r"|/home/",
+        seg!(),
+        r"|/root(?-u:\b)",
+        r"|[A-Za-z]:(?:\\){1,4}Users(?:\\){1,4}",
+        seg!(),
+        r"|[A-Za-z]:/Users/",
+        seg!(),
+        r"|(?:\\){2,8}wsl(?:\$|\.localhost)(?:\\){1,4}[^\\\s]+(?:\\){1,4}home(?:\\){1,4}",
+        seg!(),
+        r"|(?:\\){2,8}[A-Za-z0-9._-]+(?:\\){1,4}(?:[A-Za-z0-9._$-]+(?:\\){1,4})?(?i:users|home|homes|profiles?)\$?(?:\\){1,4}",
+        seg!(),
+        r"|(?:\\){2,8}[A-Za-z0-9._-]+(?:\\){1,4}[A-Za-z][A-Za-z0-9._-]*\$",
+        r"|(?i:%2F(?:Users|home)%2F)(?:[^%/\s&\x22'<>?#]|%20)+",
+        r"|(?i:%5CUsers%5C)[^%\\\s&\x22'<>?#]+",
+    ))
+    .expect("fixed regex")
+});
+
+/// A home folder whose user segment holds spaces (`/Users/First Last/…`), up to the separator
+/// after it: each further word starts with a capital, so `/home/bob foo/x` stays a list.
+static HOME_SPACED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?:/Users/|/home/|[A-Za-z]:\\Users\\|[A-Za-z]:\\\\Users\\\\|[A-Za-z]:/Users/)",
+        seg!(),
+        r"(?: [A-Z]",
+        r"[^/\\\s:;,'`<>|\x22]*(?:'[A-Za-z][^/\\\s:;,'`<>|\x22]*)*",
+        r")+(?P<sep>\\\\|[/\\])",
+    ))
+    .expect("fixed regex")
+});
+
+/// Another user's home as `~name/` (after a space, quote or line start).
+static TILDE_USER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?m)(?P<pre>^|[\s"'`(=:,\[])~[A-Za-z_][A-Za-z0-9_.-]{0,31}(?P<post>/)"#)
         .expect("fixed regex")
+});
+
+/// A macOS volume's name (`/Volumes/Alice's Drive/…`): often its owner's.
+static VOLUME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"/Volumes/",
+        seg!(),
+        r"(?: [A-Z0-9][^/\\\s:;,'`<>|\x22]*(?:'[A-Za-z][^/\\\s:;,'`<>|\x22]*)*)*"
+    ))
+    .expect("fixed regex")
 });
 
 /// Claude's dash-encoded project folder names (`-Users-alice-work-app`).
@@ -74,12 +131,6 @@ static TEMP: LazyLock<Regex> = LazyLock::new(|| {
         .expect("fixed regex")
 });
 
-/// User names too short or too common to replace in free text.
-const COMMON_NAMES: &[&str] = &[
-    "root", "admin", "user", "users", "dev", "test", "guest", "ubuntu", "runner", "node", "app",
-    "home", "build", "ci", "debian", "vagrant", "docker", "git", "www", "data", "code", "work",
-];
-
 /// What a known value is replaced by.
 #[derive(Debug, Clone)]
 enum Known {
@@ -97,33 +148,11 @@ pub struct Paths {
     known: Vec<(String, Known)>,
     /// Finds any known value in one pass, so text that holds none skips the replacements.
     any_known: Option<AhoCorasick>,
-    /// User names to replace only as `user@host` or a path segment, with the pattern that
-    /// finds them.
-    short_users: Vec<(String, Option<Regex>)>,
     /// The per-report pseudonym key; never written out.
     key: [u8; 32],
 }
 
-/// The user's identity from the environment: home folders, user names, host names.
-#[derive(Debug, Clone, Default)]
-pub struct Identity {
-    /// Home folders.
-    pub homes: Vec<String>,
-    /// User names.
-    pub users: Vec<String>,
-    /// Host names.
-    pub hosts: Vec<String>,
-}
-
-impl Identity {
-    /// Home folders only (user and host names are inferred from them and the log).
-    pub fn homes(homes: &[String]) -> Self {
-        Self {
-            homes: homes.to_vec(),
-            ..Self::default()
-        }
-    }
-}
+pub use super::identity::Identity;
 
 fn sorted(mut v: Vec<String>) -> Vec<String> {
     v.retain(|s| s.len() > 1);
@@ -152,14 +181,6 @@ pub fn dash_encoded(path: &str) -> String {
         .collect()
 }
 
-/// The user name in a home folder path (`/home/bob` → `bob`).
-fn user_of(home: &str) -> Option<String> {
-    let caps =
-        Regex::new(r"^(?:/Users|/home)/([^/\\]+)|^[A-Za-z]:[\\/]Users[\\/]([^/\\]+)").ok()?;
-    let c = caps.captures(home)?;
-    c.get(1).or(c.get(2)).map(|m| m.as_str().to_owned())
-}
-
 impl Paths {
     /// A path redactor for a session's working directories and the given home folders.
     pub fn new(facts: &SessionFacts, homes: &[String]) -> Self {
@@ -181,16 +202,12 @@ impl Paths {
             .iter()
             .map(|h| h.trim_end_matches(['/', '\\']).to_owned())
             .collect();
-        // A working directory under a home folder names that home folder.
+        // A working directory under a home folder names that home folder, its user's
+        // segment whole (`/Users/First Last`).
         for c in &cwds {
-            if let Some(m) = HOME.find(c) {
-                homes.push(m.as_str().to_owned());
-            }
+            homes.extend(super::identity::home_of(c));
         }
         let homes = sorted(homes);
-        let mut users: Vec<String> = id.users.clone();
-        users.extend(homes.iter().filter_map(|h| user_of(h)));
-        let users = sorted(users);
 
         let mut known: Vec<(String, Known)> = Vec::new();
         for c in &cwds {
@@ -213,19 +230,6 @@ impl Paths {
             }
             known.push((dash_encoded(h), Known::Anywhere("-~".into())));
         }
-        for host in &id.hosts {
-            if host.len() >= 4 && host != "localhost" {
-                known.push((host.clone(), Known::Anywhere("<host>".into())));
-            }
-        }
-        let mut short_users = Vec::new();
-        for u in &users {
-            if u.len() >= 5 && !COMMON_NAMES.contains(&u.to_ascii_lowercase().as_str()) {
-                known.push((u.clone(), Known::Prefix("<user>".into())));
-            } else {
-                short_users.push((u.clone(), short_user_pattern(u)));
-            }
-        }
         known.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
         known.dedup_by(|a, b| a.0 == b.0);
         let mut key = [0u8; 32];
@@ -243,7 +247,6 @@ impl Paths {
         Self {
             known,
             any_known,
-            short_users,
             key,
         }
     }
@@ -307,14 +310,12 @@ impl Redactor for Paths {
                 });
             }
         }
-        for (u, pattern) in &self.short_users {
-            if out.contains(u.as_str()) {
-                out = Cow::Owned(replace_short_user(&out, pattern.as_ref()));
-            }
-        }
-        // Every remaining rewrite needs a path separator (or a dash-encoded folder's dash).
+        // Every remaining rewrite needs a path separator, a URL-encoded one or a dash-encoded
+        // folder's dash.
         let separator = memchr::memchr2(b'/', b'\\', out.as_bytes()).is_some();
-        if separator && HOME.is_match(&out) {
+        if separator {
+            out = scrub_homes(out);
+        } else if memchr::memchr(b'%', out.as_bytes()).is_some() && HOME.is_match(&out) {
             out = Cow::Owned(HOME.replace_all(&out, "~").into_owned());
         }
         if memchr::memchr(b'-', out.as_bytes()).is_some() && DASHED_HOME.is_match(&out) {
@@ -334,21 +335,35 @@ impl Redactor for Paths {
     }
 }
 
-/// Where a short or common user name stands as `name@host` or a whole path segment.
-fn short_user_pattern(user: &str) -> Option<Regex> {
-    Regex::new(&format!(
-        r"(?P<a>^|[\s/\\]){}(?P<b>@[A-Za-z0-9]|[/\\])",
-        regex::escape(user)
-    ))
-    .ok()
-}
-
-/// A short or common user name, replaced only as `name@host` or a whole path segment.
-fn replace_short_user(text: &str, pattern: Option<&Regex>) -> String {
-    match pattern {
-        Some(re) => re.replace_all(text, "${a}<user>${b}").into_owned(),
-        None => text.to_owned(),
+/// Every home folder form ([`HOME`], [`HOME_SPACED`], [`TILDE_USER`]) to `~`, and macOS
+/// volume names to `<volume>`.
+fn scrub_homes(text: Cow<'_, str>) -> Cow<'_, str> {
+    let mut out = text;
+    if memchr::memchr(b' ', out.as_bytes()).is_some() && HOME_SPACED.is_match(&out) {
+        out = Cow::Owned(HOME_SPACED.replace_all(&out, "~${sep}").into_owned());
     }
+    if HOME.is_match(&out) {
+        out = Cow::Owned(HOME.replace_all(&out, "~").into_owned());
+    }
+    if memchr::memchr(b'~', out.as_bytes()).is_some() && TILDE_USER.is_match(&out) {
+        out = Cow::Owned(TILDE_USER.replace_all(&out, "${pre}~${post}").into_owned());
+    }
+    if memchr::memmem::find(out.as_bytes(), b"/Volumes/").is_some() && VOLUME.is_match(&out) {
+        let replaced = VOLUME.replace_all(&out, |c: &Captures<'_>| {
+            let whole = c.get(0).map_or("", |m| m.as_str());
+            let start = c.get(0).map_or(0, |m| m.start());
+            // macOS's own `/System/Volumes/Data` is no one's.
+            if out[..start].ends_with("System") {
+                whole.to_owned()
+            } else {
+                "/Volumes/<volume>".to_owned()
+            }
+        });
+        if let Cow::Owned(s) = replaced {
+            out = Cow::Owned(s);
+        }
+    }
+    out
 }
 
 fn is_path_char(c: char) -> bool {
@@ -413,7 +428,7 @@ fn replace_prefix(text: &str, prefix: &str, with: &str) -> String {
 /// Replaces every home folder (and Claude's dash-encoded form) in a message with `~`, for text
 /// that names no session, such as a batch's error lines.
 pub fn scrub_home(text: &str) -> String {
-    let out = HOME.replace_all(text, "~");
+    let out = scrub_homes(Cow::Borrowed(text));
     DASHED_HOME.replace_all(&out, "-~-").into_owned()
 }
 
@@ -467,20 +482,11 @@ mod tests {
             "~/.claude/projects/-app/s.jsonl"
         );
         assert_eq!(p.redact("-home-dainty-other"), "-~-other");
-        assert_eq!(p.redact("signed off by dainty"), "signed off by <user>");
         let w = paths(r"C:\Users\bob\proj", r"C:\Users\bob");
         assert_eq!(
             w.redact(r#"{"f":"C:\\Users\\bob\\proj\\src\\x.rs"}"#),
             r#"{"f":"src\\x.rs"}"#
         );
-    }
-
-    #[test]
-    fn short_user_names_only_as_segments_or_user_at_host() {
-        let p = paths("/home/dev/app", "/home/dev");
-        assert_eq!(p.redact("ssh dev@build-box"), "ssh <user>@build-box");
-        assert_eq!(p.redact("the dev server"), "the dev server");
-        assert_eq!(p.redact("cd /home/dev/app/src"), "cd src");
     }
 
     #[test]
@@ -525,6 +531,51 @@ mod tests {
             "GET https://api.example.com/var/x"
         );
         assert_eq!(p.redact("route /api/users"), "route /api/users");
+    }
+
+    #[test]
+    fn every_home_folder_form_of_any_user() {
+        let p = paths("/srv/app", "/home/zed");
+        let cases = [
+            (r"C:\Users\Kim\AppData\x", r"~\AppData\x"),
+            (r#"{"cwd":"C:\\Users\\Kim\\src"}"#, r#"{"cwd":"~\\src"}"#),
+            ("C:/Users/kim/src", "~/src"),
+            (r"C:\Users\KIMLEE~1\AppData", r"~\AppData"),
+            ("/mnt/c/Users/kim/Documents", "~/Documents"),
+            (r"\\wsl$\Ubuntu\home\kim\x", r"~\x"),
+            (r"\\wsl.localhost\Ubuntu-22.04\home\kim\x", r"~\x"),
+            (r"\\fileserver\home\kim\docs", r"~\docs"),
+            (r"\\fs01\kim$\docs", r"~\docs"),
+            ("/Users/kim.lee/Desktop", "~/Desktop"),
+            ("/Volumes/Macintosh HD/Users/kim/x", "~/x"),
+            ("/Volumes/Kim's Drive/backup", "/Volumes/<volume>/backup"),
+            ("/Users/Kim Lee/work/x.md", "~/work/x.md"),
+            (r"C:\Users\Kim Lee\x", r"~\x"),
+            (r"C:\Users\O'Brien\x", r"~\x"),
+            (
+                "vscode://file/%2FUsers%2Fkim%2Fx.rs",
+                "vscode://file/~%2Fx.rs",
+            ),
+            ("?p=%2Fhome%2FKim%20Lee%2Fx", "?p=~%2Fx"),
+            ("file:///home/kim/notes.md", "file://~/notes.md"),
+            ("cat ~kim/.ssh/config", "cat ~/.ssh/config"),
+            ("-Users-kim-work-shop", "-~-work-shop"),
+            ("C--Users-Kim-proj", "C--~-proj"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(p.redact(text), want, "{text}");
+        }
+        // Lists of paths and words after a home stay words.
+        assert_eq!(p.redact("ls /home/bob src/x"), "ls ~ src/x");
+        assert_eq!(p.redact("'/home/bob' and ~ alone"), "'~' and ~ alone");
+    }
+
+    #[test]
+    fn the_logs_own_home_with_a_space_is_known_whole() {
+        let p = paths(r"C:\Users\First Last\proj", "/root");
+        assert_eq!(p.redact(r"C:\Users\First Last\AppData\x"), r"~\AppData\x");
+        assert_eq!(p.redact(r"cd C:\Users\First Last\proj\src"), "cd src");
+        assert_eq!(p.redact("C--Users-First-Last-proj"), "-proj");
     }
 
     #[test]

@@ -832,3 +832,395 @@ fn secret_named_keys_in_tool_input_objects_are_redacted_in_every_harness() -> an
     assert_eq!(n, 4 * OBJECTS.len());
     Ok(())
 }
+
+/// Identity classes the planted identity test covers, with the text that states or uses
+/// each one and the values that must never reach output. Every value is made unique by `k`
+/// and starts with `Qx`/`qx`, which no fixture holds; the short names are fixed three-letter
+/// ones no fixture holds either.
+fn identity_block(k: usize) -> (String, Vec<(&'static str, String)>) {
+    let mut lines = Vec::new();
+    let mut cores: Vec<(&'static str, String)> = Vec::new();
+    let mut add = |class: &'static str, line: String, values: Vec<String>| {
+        lines.push(line);
+        cores.extend(values.into_iter().map(|v| (class, v)));
+    };
+    let user = format!("qxlong{k}");
+    let host = format!("qxhost{k}");
+    // A prompt states the user and the host; later lines use them.
+    add(
+        "prompt user@host",
+        format!("{user}@{host}:~/work/shop$ git status"),
+        vec![user.clone(), host.clone()],
+    );
+    add(
+        "user name in prose",
+        format!(
+            "Ask {} or {user} (on {host}.corp.lan) to check.",
+            user.to_uppercase()
+        ),
+        vec![user.to_uppercase(), user.clone(), host.clone()],
+    );
+    let mac = format!("Qxmac{k}-MBP");
+    add(
+        "macOS zsh prompt",
+        format!("{user}@{mac} shop % ls"),
+        vec![mac.clone()],
+    );
+    add(
+        "host .local",
+        format!("ping {}.local", mac.to_lowercase()),
+        vec![mac.to_lowercase()],
+    );
+    let uname = format!("qxuname{k}");
+    add(
+        "uname -a",
+        format!("Linux {uname} 6.8.0-45-generic #45-Ubuntu SMP PREEMPT_DYNAMIC x86_64 GNU/Linux"),
+        vec![uname.clone()],
+    );
+    add(
+        "host reused",
+        format!("deployed from {uname}"),
+        vec![uname.clone()],
+    );
+    let ctl = format!("qxctl{k}");
+    add(
+        "hostnamectl",
+        format!(" Static hostname: {ctl}"),
+        vec![ctl.clone()],
+    );
+    let key_user = format!("qxkey{k}");
+    let key_host = format!("qxkeyhost{k}");
+    add(
+        "ssh key comment",
+        format!("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPlNtKeYqx{k}Zz {key_user}@{key_host}"),
+        vec![key_user.clone(), key_host.clone()],
+    );
+    let (gf, gl) = (format!("Qxgit{k}"), format!("Qxcfg{k}"));
+    let git_mail = format!("qxgm{k}@qxgdom{k}.io");
+    add(
+        "git config",
+        format!("user.name={gf} {gl}\nuser.email={git_mail}"),
+        vec![
+            gf.clone(),
+            gl.clone(),
+            format!("qxgm{k}"),
+            format!("qxgdom{k}"),
+        ],
+    );
+    add(
+        "full name in prose",
+        format!("Thanks, {gf} {gl}!"),
+        vec![gf.clone(), gl.clone()],
+    );
+    let (af, al) = (format!("Qxauth{k}"), format!("Qxor{k}"));
+    add(
+        "commit author",
+        format!(
+            "commit 1a2b3c4d\nAuthor: {af} {al} <qxam{k}@qxcorp{k}.com>\n\n    Fix it\n\n    Co-authored-by: Qxco{k} Qxwriter{k} <qxco{k}@qxvendor{k}.net>"
+        ),
+        vec![
+            af.clone(),
+            al.clone(),
+            format!("qxam{k}"),
+            format!("qxcorp{k}"),
+            format!("Qxco{k}"),
+            format!("Qxwriter{k}"),
+            format!("qxvendor{k}"),
+        ],
+    );
+    let gh = format!("qxgh{k}");
+    add(
+        "gh auth status",
+        format!("github.com\n  ✓ Logged in to github.com account {gh} (keyring)"),
+        vec![gh.clone()],
+    );
+    add(
+        "gh handle reused",
+        format!("see github.com/{gh}/shop"),
+        vec![gh.clone()],
+    );
+    let pw = format!("qxpw{k}");
+    add(
+        "/etc/passwd line",
+        format!("{pw}:x:1001:1001:Qxgecos{k} Qxname{k},,,:/home/{pw}:/bin/bash"),
+        vec![pw.clone(), format!("Qxgecos{k}"), format!("Qxname{k}")],
+    );
+    let (wh, wu) = (format!("DESKTOP-QX{k}"), format!("qxwuser{k}"));
+    add(
+        "Windows whoami",
+        format!("PS C:\\> whoami\n{}\\{wu}", wh.to_lowercase()),
+        vec![wh.to_lowercase(), wu.clone()],
+    );
+    add(
+        "e-mail",
+        format!("mail qxmail{k}@qxcompany{k}.com, cc Qx.Other{k}@qxpartner{k}.org"),
+        vec![
+            format!("qxmail{k}@"),
+            format!("qxcompany{k}"),
+            format!("Other{k}"),
+            format!("qxpartner{k}"),
+        ],
+    );
+    add(
+        "noreply e-mail",
+        format!("author 12345+qxnr{k}@users.noreply.github.com"),
+        vec![format!("qxnr{k}")],
+    );
+    // Home folders of other users, in every form.
+    let homes: Vec<(&'static str, String, String)> = vec![
+        (
+            "home C:\\Users",
+            format!("C:\\Users\\Qxwin{k}\\AppData\\x.txt"),
+            format!("Qxwin{k}"),
+        ),
+        (
+            "home JSON-escaped",
+            format!("{{\"cwd\":\"C:\\\\Users\\\\Qxjson{k}\\\\src\"}}"),
+            format!("Qxjson{k}"),
+        ),
+        (
+            "home forward slashes",
+            format!("C:/Users/qxfwd{k}/src/x.rs"),
+            format!("qxfwd{k}"),
+        ),
+        (
+            "home 8.3",
+            format!("C:\\Users\\QX{k:04}~1\\AppData\\Local\\Temp"),
+            format!("QX{k:04}"),
+        ),
+        (
+            "home /mnt/c",
+            format!("/mnt/c/Users/qxmnt{k}/Documents"),
+            format!("qxmnt{k}"),
+        ),
+        (
+            "home WSL",
+            format!("\\\\wsl$\\Ubuntu\\home\\qxwsl{k}\\x"),
+            format!("qxwsl{k}"),
+        ),
+        (
+            "home WSL localhost",
+            format!("\\\\wsl.localhost\\Ubuntu\\home\\qxwlh{k}\\x"),
+            format!("qxwlh{k}"),
+        ),
+        (
+            "home UNC",
+            format!("\\\\fileserver\\home\\qxunc{k}\\docs"),
+            format!("qxunc{k}"),
+        ),
+        (
+            "home macOS",
+            format!("/Users/qxmhome{k}/Desktop/a.png"),
+            format!("qxmhome{k}"),
+        ),
+        (
+            "home /Volumes",
+            format!("/Volumes/Qxvol{k} Drive/backup"),
+            format!("Qxvol{k}"),
+        ),
+        (
+            "home with a space",
+            format!("/Users/Qxsp{k} Qxlast{k}/work/x.md"),
+            format!("Qxlast{k}"),
+        ),
+        (
+            "home with a space (Windows)",
+            format!("C:\\Users\\Qxwsp{k} Qxwlast{k}\\x"),
+            format!("Qxwlast{k}"),
+        ),
+        (
+            "home with an apostrophe",
+            format!("C:\\Users\\O'Qxapo{k}\\x"),
+            format!("Qxapo{k}"),
+        ),
+        (
+            "home URL-encoded",
+            format!("vscode://file/%2FUsers%2Fqxurl{k}%2Fx.rs"),
+            format!("qxurl{k}"),
+        ),
+        (
+            "home file://",
+            format!("file:///home/qxfile{k}/notes.md"),
+            format!("qxfile{k}"),
+        ),
+        (
+            "home ~user",
+            format!("cat ~qxtilde{k}/.ssh/config"),
+            format!("qxtilde{k}"),
+        ),
+        (
+            "home dash-encoded",
+            format!("~/.claude/projects/-Users-qxdash{k}-work-shop/s.jsonl"),
+            format!("qxdash{k}"),
+        ),
+    ];
+    for (class, line, core) in homes {
+        add(class, line, vec![core]);
+    }
+    // A three-letter user and host, stated by a prompt, then used where they name someone.
+    add(
+        "short user and host",
+        "qzx@qzh:~$ ls -l\n-rw-r--r--  1 qzx  staff  1234 Jan  1 12:00 notes.txt".into(),
+        vec!["qzx".into(), "qzh".into()],
+    );
+    add(
+        "short user in ps, id, paths",
+        "qzx       4242  0.0  0.1 123456  7890 ?  S  12:00  0:00 node server.js\nuid=1002(qzx) gid=1002(qzx) groups=1002(qzx)\nsee /srv/qzx/app and C:\\Users\\qzx\\x".into(),
+        vec!["qzx".into()],
+    );
+    (lines.join("\n"), cores)
+}
+
+/// The text a reader sees in a page: the page and its stored blocks without tags, entities
+/// decoded; the embedded report is left out (checked on its own).
+fn visible_text(page: &str) -> anyhow::Result<String> {
+    use base64::Engine as _;
+    let stored = regex::Regex::new(
+        r#"<template class="stored"[^>]*data-encoding="zstd\+base64">([^<]*)</template>"#,
+    )?;
+    let mut html = String::new();
+    for c in stored.captures_iter(page) {
+        let bytes = base64::engine::general_purpose::STANDARD.decode(&c[1])?;
+        html.push_str(&String::from_utf8(zstd::decode_all(bytes.as_slice())?)?);
+    }
+    let report = regex::Regex::new(r#"(?s)<template id="tracebook-report".*?</template>"#)?;
+    html.push_str(&report.replace_all(&stored.replace_all(page, ""), ""));
+    let tags = regex::Regex::new(r"(?s)<[^>]*>")?;
+    Ok(tags
+        .replace_all(&html, "")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&#x27;", "'")
+        .replace("&amp;", "&"))
+}
+
+#[test]
+fn identity_planted_in_any_field_of_any_harness_never_reaches_output() -> anyhow::Result<()> {
+    let set = AdapterSet::load(None)?;
+    let mut renders = 0;
+    let mut planted: std::collections::BTreeMap<&'static str, usize> = Default::default();
+    let mut leaked: std::collections::BTreeMap<&'static str, usize> = Default::default();
+    let mut examples = Vec::new();
+    let mut carried: std::collections::BTreeMap<String, BTreeSet<&'static str>> =
+        Default::default();
+    for case in cases()? {
+        let base = if case.input.is_dir() {
+            case.input.clone()
+        } else {
+            case.input
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default()
+        };
+        let docs: Vec<Doc> = case
+            .files
+            .iter()
+            .map(|f| Doc::read(f))
+            .collect::<anyhow::Result<_>>()?;
+        let leaves: usize = docs
+            .iter()
+            .map(|d| {
+                let mut seen = 0;
+                d.clone().plant(usize::MAX, &mut seen, "");
+                seen
+            })
+            .sum();
+        for target in 0..leaves {
+            renders += 1;
+            let (block, cores) = identity_block(renders);
+            let marker = format!("QXMARK{renders}");
+            let text = format!("{marker}\n{block}");
+            let tmp = tempfile::tempdir()?;
+            let input = copy_case(&case, tmp.path())?;
+            let mut seen = 0;
+            for (f, d) in case.files.iter().zip(&docs) {
+                let mut d = d.clone();
+                if d.plant(target, &mut seen, &text) {
+                    fs::write(tmp.path().join(f.strip_prefix(&base)?), d.text())?;
+                    break;
+                }
+            }
+            let Ok(loaded) = tracebook::adapters::load::load(&input, &set, Some(&case.harness))
+            else {
+                continue;
+            };
+            let mut at = BTreeSet::new();
+            landed(&loaded.session, &marker, &mut at);
+            if at.is_empty() {
+                continue;
+            }
+            carried.entry(case.harness.clone()).or_default().extend(at);
+            let (report, _) = tracebook::report_with(
+                &input,
+                &set,
+                Some(&case.harness),
+                None,
+                &tracebook::privacy::Options::default(),
+                "2026-01-01T00:00:00Z".into(),
+            )?;
+            let json = serde_json::to_string_pretty(&report)?;
+            let page = tracebook::render::html(&report)?;
+            let embedded = tracebook::report::compat::embedded_json(&page)?.into_owned();
+            let visible = visible_text(&page)?;
+            let mut seen_class = BTreeSet::new();
+            let mut leaked_class = BTreeSet::new();
+            for (class, core) in &cores {
+                if seen_class.insert(*class) {
+                    *planted.entry(class).or_default() += 1;
+                }
+                let hit = [
+                    ("page", &visible),
+                    ("embedded report", &embedded),
+                    ("json", &json),
+                ]
+                .into_iter()
+                .find(|(_, s)| s.contains(core.as_str()));
+                if let Some((surface, _)) = hit {
+                    if leaked_class.insert(*class) {
+                        *leaked.entry(class).or_default() += 1;
+                        if examples.len() < 40 {
+                            examples.push(format!(
+                                "{} string {target}: {class}: {core:?} on the {surface}",
+                                case.input.display()
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let total_planted: usize = planted.values().sum();
+    let total_leaked: usize = leaked.values().sum();
+    eprintln!("identity plantings: {total_planted} planted, {total_leaked} leaked");
+    for (class, n) in &planted {
+        eprintln!(
+            "  {class}: {} of {n} leaked",
+            leaked.get(class).unwrap_or(&0)
+        );
+    }
+    assert!(
+        total_leaked == 0,
+        "planted identity reached output:\n{}",
+        examples.join("\n")
+    );
+    let want = ["prompt", "assistant", "tool input", "tool output"];
+    for harness in ["claude-code", "codex", "gemini-cli", "opencode"] {
+        let got = carried.get(harness).cloned().unwrap_or_default();
+        for w in want {
+            assert!(
+                got.contains(w),
+                "{harness}: no planted {w} was carried: {got:?}"
+            );
+        }
+    }
+    for harness in ["claude-code", "opencode"] {
+        assert!(
+            carried.get(harness).is_some_and(|s| s.contains("subagent")),
+            "{harness}: no planted subagent text was carried"
+        );
+    }
+    assert!(renders > 200, "only {renders} strings planted");
+    Ok(())
+}
