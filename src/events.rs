@@ -334,6 +334,10 @@ pub enum EventKind {
     /// The running turn ended: its last assistant message is its response, and what follows
     /// belongs to a new turn.
     TurnEnd,
+    /// A run is under way in a stream that writes no prompts. When no turn is open and the
+    /// log ends before anything else, the run is a turn of its own that holds nothing (the
+    /// harness was stopped before it wrote more).
+    RunStart,
     /// The conversation was compacted; the summary when retained.
     Compaction {
         /// The summary text.

@@ -295,7 +295,12 @@ impl Group {
 
 fn turns(events: Vec<Event>, linked: &mut Linked) -> Vec<Turn> {
     let mut groups: Vec<Group> = Vec::new();
+    // A run began while no turn was open, and nothing has followed it yet.
+    let mut run_pending = false;
     for event in events {
+        if !matches!(event.kind, EventKind::RunStart | EventKind::TurnEnd) {
+            run_pending = false;
+        }
         match event.kind {
             EventKind::Prompt { text } => {
                 let prompt = Stamped {
@@ -318,6 +323,11 @@ fn turns(events: Vec<Event>, linked: &mut Linked) -> Vec<Turn> {
                 if let Some(g) = groups.last_mut() {
                     g.ended = true;
                 }
+            }
+            // What follows a run's start opens a turn when none is open; only a log that
+            // ends right after it needs the start itself to show that run.
+            EventKind::RunStart => {
+                run_pending = groups.last().is_none_or(|g| g.ended);
             }
             // A notice after a turn ended (a background task's end woke the agent) reopens
             // it: what the agent does in answer belongs to the turn that started the task. So
@@ -347,6 +357,9 @@ fn turns(events: Vec<Event>, linked: &mut Linked) -> Vec<Turn> {
                 }
             }
         }
+    }
+    if run_pending {
+        groups.push(Group::new(None, Vec::new()));
     }
     groups
         .into_iter()
@@ -412,7 +425,8 @@ fn turn(number: usize, group: Group, linked: &mut Linked) -> Turn {
             EventKind::Prompt { .. }
             | EventKind::Failure(_)
             | EventKind::TurnStart
-            | EventKind::TurnEnd => continue,
+            | EventKind::TurnEnd
+            | EventKind::RunStart => continue,
             EventKind::UserMessage { text } => Step::UserMessage(Stamped {
                 value: text,
                 timestamp: ts,
@@ -631,6 +645,43 @@ mod tests {
         // What follows an ended turn opens a new one.
         assert!(turns[2].prompt.is_none());
         assert_eq!(turns[2].response_status, ResponseStatus::Complete);
+    }
+
+    #[test]
+    fn a_run_that_starts_and_is_cut_short_is_an_incomplete_turn() {
+        // The harness was stopped right after a run began: the run is a turn, unanswered.
+        let turns = project_events(vec![ev(EventKind::RunStart)]);
+        assert_eq!(turns.len(), 1);
+        assert_eq!(turns[0].response_status, ResponseStatus::Incomplete);
+        // After an ended turn, a run that writes nothing more is a turn of its own; a run that
+        // writes something is one turn, however many steps begin in it.
+        let turns = project_events(vec![
+            ev(EventKind::RunStart),
+            say("first answer"),
+            ev(EventKind::TurnEnd),
+            ev(EventKind::RunStart),
+            say("working"),
+            ev(EventKind::RunStart),
+            say("second answer"),
+            ev(EventKind::TurnEnd),
+            ev(EventKind::RunStart),
+        ]);
+        assert_eq!(turns.len(), 3);
+        assert_eq!(
+            turns[1].response.as_ref().map(|r| r.value.as_str()),
+            Some("second answer")
+        );
+        assert_eq!(turns[2].response_status, ResponseStatus::Incomplete);
+        // A run's start after a compaction's step does not split the turn it continues.
+        let turns = project_events(vec![
+            say("the summary's step"),
+            ev(EventKind::TurnEnd),
+            ev(EventKind::RunStart),
+            ev(EventKind::Compaction { summary: None }),
+            say("the answer after compacting"),
+            ev(EventKind::TurnEnd),
+        ]);
+        assert_eq!(turns.len(), 1);
     }
 
     #[test]

@@ -41,6 +41,7 @@ pub(crate) enum RawBody {
     Interrupt,
     TurnStart,
     TurnEnd,
+    RunStart,
     Compaction(Option<String>),
     ToolCall(RawCall),
     ToolResult(RawResult),
@@ -613,6 +614,7 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
         Emit::Interrupt => RawBody::Interrupt,
         Emit::TurnStart => RawBody::TurnStart,
         Emit::TurnEnd => RawBody::TurnEnd,
+        Emit::RunStart => RawBody::RunStart,
         Emit::Compaction { summary } => RawBody::Compaction(summary.as_ref().and_then(s)),
         Emit::ToolCall(c) => RawBody::ToolCall(RawCall {
             // A call with no id is kept; normalization gives it one.

@@ -202,7 +202,7 @@ impl Needs {
                 values.extend(key.iter().chain(delta));
             }
             Emit::Thinking { text, key, .. } => values.extend(text.iter().chain(key.as_deref())),
-            Emit::Interrupt | Emit::TurnStart | Emit::TurnEnd => {}
+            Emit::Interrupt | Emit::TurnStart | Emit::TurnEnd | Emit::RunStart => {}
             Emit::Compaction { summary } => values.extend(summary),
             Emit::ToolCall(c) => {
                 values.push(&c.call_id);

@@ -360,6 +360,7 @@ impl<'a> Normalizer<'a> {
                     EventKind::TurnStart
                 }
                 RawBody::TurnEnd => EventKind::TurnEnd,
+                RawBody::RunStart => EventKind::RunStart,
                 RawBody::Assistant(text) => EventKind::Assistant { text },
                 RawBody::Thinking(text) => EventKind::Thinking { text },
                 RawBody::Interrupt => EventKind::Interrupt,

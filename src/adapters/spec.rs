@@ -371,6 +371,9 @@ pub enum Emit {
     TurnStart,
     /// A record that says the running turn has ended (completed or failed).
     TurnEnd,
+    /// A record that says a run is under way (a step began) in a stream that writes no
+    /// prompts: a log that ends right after it still shows that run as a turn.
+    RunStart,
     /// A compaction marker or summary.
     Compaction {
         /// Summary text.
@@ -1369,6 +1372,7 @@ impl Validator<'_> {
             "interrupt" => Emit::Interrupt,
             "turn_start" => Emit::TurnStart,
             "turn_end" => Emit::TurnEnd,
+            "run_start" => Emit::RunStart,
             "compaction" => Emit::Compaction {
                 summary: self.opt_value(&f("summary"), raw.summary, Target::Free, targets)?,
             },
@@ -1443,7 +1447,8 @@ impl Validator<'_> {
                     &f("kind"),
                     format!(
                         "unknown event kind `{other}`, expected one of prompt, user_message, \
-                         notice, turn_start, turn_end, assistant, thinking, tool_call, \
+                         notice, turn_start, turn_end, run_start, assistant, thinking, \
+                         tool_call, \
                          tool_result, interrupt, compaction, failure"
                     ),
                 ));

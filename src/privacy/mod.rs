@@ -240,7 +240,7 @@ fn redact_event(event: &mut Event, policy: &Policy) {
                 policy.in_place(t);
             }
         }
-        EventKind::Interrupt | EventKind::TurnStart | EventKind::TurnEnd => {}
+        EventKind::Interrupt | EventKind::TurnStart | EventKind::TurnEnd | EventKind::RunStart => {}
         // A failure's names and numbers are adapter-declared; only the call id it links to
         // comes from the log.
         EventKind::Failure(f) => {
