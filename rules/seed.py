@@ -107,6 +107,12 @@ ANCHORS = {
     "kingfisher.1password.2": r"(?i)A[0-9]-[A-Z0-9]{6}-[A-Z0-9]{6}-",
     "kingfisher.zhipu.1": r"(?i)\b[A-F0-9]{32}\.[A-Z0-9]{16}\b",
 }
+# Prefilter keywords that occur in nearly every text.
+COMMON_WORDS = {
+    "key", "api", "access", "app", "application", "private", "secret", "token", "client",
+    "consumer", "customer", "message", "live", "test", "user", "username", "password", "pass",
+    "auth", "session", "bearer", "http", "challenge", "bootstrap", "track", "tracking",
+}
 # Appended rules whose secret is another group than the one secret_group() picks (a number
 # names an unnamed group).
 GROUPS = {
@@ -214,6 +220,11 @@ for r in data["rules"]:
         rule["requires"] = req
     cats = r.get("categories") or []
     if "fuzzy" in cats or "generic" in cats:
+        rule["context"] = True
+    elif APPEND and k and set(k) & COMMON_WORDS:
+        # Selected by a word every text has (the vendor's name is too short to select it):
+        # a rule that finds a value by the vendor's name and a key word beside it, which the
+        # backstop over the written page does not run.
         rule["context"] = True
     if r["id"] in GROUPS:
         rule["groups"] = GROUPS[r["id"]]
