@@ -704,6 +704,9 @@ fn triggers(text: &str) -> [bool; TRIGGERS] {
         if let Some((_, t)) = TRIGGER_WORDS.get(m.pattern().as_usize()) {
             found[*t as usize] = true;
         }
+        if !found.contains(&false) {
+            break;
+        }
     }
     found
 }
@@ -1281,6 +1284,9 @@ impl Redactor for Scrub {
                     1..=4 => trailer = true,
                     5 => colon = true,
                     _ => uid = true,
+                }
+                if at && trailer && colon && uid {
+                    break;
                 }
             }
         } else {

@@ -339,10 +339,11 @@ impl Redactor for Paths {
 /// volume names to `<volume>`.
 fn scrub_homes(text: Cow<'_, str>) -> Cow<'_, str> {
     let mut out = text;
-    if memchr::memchr(b' ', out.as_bytes()).is_some() && HOME_SPACED.is_match(&out) {
-        out = Cow::Owned(HOME_SPACED.replace_all(&out, "~${sep}").into_owned());
-    }
+    // A spaced home is a home: text without one skips both.
     if HOME.is_match(&out) {
+        if memchr::memchr(b' ', out.as_bytes()).is_some() && HOME_SPACED.is_match(&out) {
+            out = Cow::Owned(HOME_SPACED.replace_all(&out, "~${sep}").into_owned());
+        }
         out = Cow::Owned(HOME.replace_all(&out, "~").into_owned());
     }
     if memchr::memchr(b'~', out.as_bytes()).is_some() && TILDE_USER.is_match(&out) {

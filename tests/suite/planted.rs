@@ -1224,3 +1224,54 @@ fn identity_planted_in_any_field_of_any_harness_never_reaches_output() -> anyhow
     assert!(renders > 200, "only {renders} strings planted");
     Ok(())
 }
+
+/// The machine's identity (home, `USER`, `HOSTNAME`) is removed from a log that never states
+/// it: the log was written by this user, and its text names them.
+#[test]
+fn the_machine_users_identity_is_removed_though_the_log_never_states_it() -> anyhow::Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let log = tmp.path().join("session.jsonl");
+    let fixture = fs::read_to_string(fixtures().join("claude-code/ordered-steps/session.jsonl"))?;
+    let planted = fixture.replace(
+        "The cart total is wrong",
+        "qzenvuser on qzenvhost: see /home/qzenvuser/notes and Qzenvuser's ls: -rw-r--r--  1 qzenvuser  staff  1 Jan  1 x. The cart total is wrong",
+    );
+    assert_ne!(planted, fixture, "the prompt was not found");
+    fs::write(&log, planted)?;
+    let render = |env: &[(&str, &str)]| -> anyhow::Result<String> {
+        let mut cmd = crate::tracebook();
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd
+            .arg("render")
+            .arg(&log)
+            .args(["--format", "json", "-o", "-"])
+            .output()?;
+        anyhow::ensure!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(String::from_utf8(out.stdout)?)
+    };
+    // Proof the text is carried: rendered by someone else, the names stay.
+    let other = render(&[("USER", "someoneelse"), ("HOSTNAME", "elsewhere")])?;
+    assert!(
+        other.contains("qzenvuser") && other.contains("qzenvhost"),
+        "{other}"
+    );
+    let own = render(&[
+        ("HOME", "/home/qzenvuser"),
+        ("USER", "qzenvuser"),
+        ("HOSTNAME", "qzenvhost"),
+    ])?;
+    for core in ["qzenvuser", "Qzenvuser", "qzenvhost"] {
+        assert!(!own.contains(core), "{core} reached the report");
+    }
+    assert!(
+        own.contains("<user> on <host>: see ~/notes and <user>'s ls"),
+        "{own}"
+    );
+    Ok(())
+}
