@@ -30,7 +30,7 @@ pub struct Manifest {
     /// A keyed digest of everything besides the source that shapes a notebook (tool version,
     /// redactions, turn selection, adapters folder, strictness); a change re-renders
     /// everything. Never the options themselves: `--redact` strings are what must not be
-    /// shared (see [`options_digest`]).
+    /// shared (see `options_digest`).
     pub options: String,
     /// One entry per session file, keyed by a hash of its path (so the manifest names no
     /// home folder).

@@ -212,7 +212,7 @@ fn show_invisible(text: &str) -> String {
 }
 
 /// Text shown on a terminal (standard error, the `list` table): every control character, line
-/// break included, every bidirectional control and every [`is_invisible`] character becomes its
+/// break included, every bidirectional control and every `is_invisible` character becomes its
 /// visible escape, so a file name or a session id cannot move the cursor, retitle the window,
 /// clear the screen or start a line of its own.
 pub fn for_terminal(text: &str) -> Cow<'_, str> {
