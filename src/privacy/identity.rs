@@ -508,7 +508,9 @@ impl Identity {
             && user
                 .chars()
                 .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-' | ' ' | '\''))
-            && !user.starts_with('<');
+            && !user.starts_with('<')
+            // The superuser is everyone's: `root` in `ls -l` or `uid=0(root)` names no one.
+            && !user.eq_ignore_ascii_case("root");
         if !valid || self.users.len() >= MAX_LEARNED {
             return;
         }
@@ -1607,6 +1609,13 @@ mod tests {
         );
         assert_eq!(home_of("/srv/app"), None);
         assert_eq!(user_of("/home/kim").as_deref(), Some("kim"));
+        // `root` is nobody in particular: its `ls -l` and `id` columns stay.
+        let id = Identity::homes(&["/root".into()]);
+        assert!(id.users.is_empty(), "{:?}", id.users);
+        assert_eq!(
+            both(&id, "-rw-r--r--  1 root  wheel  1 Jan  1 x\nuid=0(root)"),
+            "-rw-r--r--  1 root  wheel  1 Jan  1 x\nuid=0(root)"
+        );
     }
 
     #[test]
