@@ -188,3 +188,59 @@ fn gemini_calls_without_ids_keep_their_own_results() -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// A real capture of each other harness with two records of types no release has written yet
+/// appended: one holding nothing a conversation is made of, one holding conversation.
+#[test]
+fn every_adapter_skips_unknown_metadata_and_warns_on_unknown_conversation() -> anyhow::Result<()> {
+    let captured = fixtures().join("captured");
+    let cases: [(&str, PathBuf, &str, &str); 4] = [
+        (
+            "codex rollout",
+            captured.join(
+                "codex-0.171.0/shell/sessions/2026/12/01/\
+                 rollout-2026-12-01T08-52-39-01a230ce-5bb9-7bb3-8381-78d4671836ba.jsonl",
+            ),
+            r#"{"timestamp":"2026-12-01T08:53:00.000Z","type":"future_record","payload":{"thread_id":"t1","turn_id":"u1"}}"#,
+            r#"{"timestamp":"2026-12-01T08:53:00.000Z","type":"future_message","payload":{"content":[{"type":"output_text","text":"said later"}]}}"#,
+        ),
+        (
+            "codex exec --json",
+            captured.join("codex-0.171.0/shell/exec-json-1.jsonl"),
+            r#"{"type":"turn.future_marker","at":1}"#,
+            r#"{"type":"item.future","item":{"id":"item_9","type":"agent_message","text":"said later"}}"#,
+        ),
+        (
+            "gemini recording",
+            captured.join("gemini-cli-0.61.0/shell/chats/session-2026-12-01T08-52-28b11c59.jsonl"),
+            r#"{"type":"future_record","id":"f1","timestamp":"2026-12-01T08:53:00.000Z"}"#,
+            r#"{"type":"future_message","id":"f2","timestamp":"2026-12-01T08:53:00.000Z","content":"said later"}"#,
+        ),
+        (
+            "opencode run --format json",
+            captured.join("opencode-1.18.33/shell/run-json-1.jsonl"),
+            r#"{"type":"future_event","timestamp":1796115539219,"sessionID":"ses_dcf31d149ffeKxtJECScsnf87R"}"#,
+            r#"{"type":"future_part","timestamp":1796115539219,"sessionID":"ses_dcf31d149ffeKxtJECScsnf87R","part":{"type":"text","text":"said later"}}"#,
+        ),
+    ];
+    for (what, base, metadata, conversation) in cases {
+        let text = std::fs::read_to_string(&base)?;
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("session.jsonl");
+        std::fs::write(
+            &path,
+            format!("{}\n{metadata}\n{conversation}\n", text.trim_end()),
+        )?;
+        let r = report(&path)?;
+        let metadata_skipped = r
+            .skipped
+            .iter()
+            .find(|s| s.reason.starts_with("metadata record"))
+            .map(|s| s.count);
+        assert_eq!(metadata_skipped, Some(1), "{what}: {:?}", r.skipped);
+        let warnings: Vec<&str> = r.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(warnings.len(), 1, "{what}: {warnings:?}");
+        assert!(warnings[0].contains("future"), "{what}: {warnings:?}");
+    }
+    Ok(())
+}
