@@ -332,27 +332,22 @@ fn turns(events: Vec<Event>, linked: &mut Linked) -> Vec<Turn> {
             // A notice after a turn ended (a background task's end woke the agent) reopens
             // it: what the agent does in answer belongs to the turn that started the task. So
             // does a compaction: the harness ended a step to compact and then carried on
-            // (OpenCode's run output ends the summary's step with `stop`).
-            kind @ (EventKind::Notice { .. } | EventKind::Compaction { .. }) => {
+            // (OpenCode's run output ends the summary's step with `stop`). Anything else after
+            // an ended turn opens a new one.
+            kind => {
+                let reopens = matches!(
+                    kind,
+                    EventKind::Notice { .. } | EventKind::Compaction { .. }
+                );
                 let event = Event {
                     timestamp: event.timestamp,
                     kind,
                 };
                 match groups.last_mut() {
-                    Some(g) => {
+                    Some(g) if reopens || !g.ended => {
                         g.ended = false;
                         g.events.push(event);
                     }
-                    None => groups.push(Group::new(None, vec![event])),
-                }
-            }
-            kind => {
-                let event = Event {
-                    timestamp: event.timestamp,
-                    kind,
-                };
-                match groups.last_mut() {
-                    Some(g) if !g.ended => g.events.push(event),
                     _ => groups.push(Group::new(None, vec![event])),
                 }
             }

@@ -1195,19 +1195,14 @@ impl TurnsTemplate<'_> {
         }
         // What someone said into the running turn is named here, so a closed process does
         // not hide it.
-        let typed = turn
-            .steps
-            .iter()
-            .filter(|s| matches!(s, StepView::UserMessage(_)))
-            .count();
+        let (typed, notices) = turn.steps.iter().fold((0, 0), |(u, n), s| match s {
+            StepView::UserMessage(_) => (u + 1, n),
+            StepView::Notice(_) => (u, n + 1),
+            _ => (u, n),
+        });
         if typed > 0 {
             parts.push(plural(typed, "user message"));
         }
-        let notices = turn
-            .steps
-            .iter()
-            .filter(|s| matches!(s, StepView::Notice(_)))
-            .count();
         if notices > 0 {
             parts.push(plural(notices, "notice"));
         }

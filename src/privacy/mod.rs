@@ -170,7 +170,8 @@ pub fn report(
     options: &Options,
 ) -> Result<(crate::report::model::Report, bool), serde_json::Error> {
     let policy = Policy::new(&Session::default(), options);
-    let mut doc = serde_json::to_value(report)?;
+    let original = serde_json::to_value(report)?;
+    let mut doc = original.clone();
     match &mut doc {
         // Turns are redacted independently of each other: on every core.
         Json::Object(map) => map.iter_mut().for_each(|(key, value)| match value {
@@ -181,7 +182,7 @@ pub fn report(
         }),
         _ => policy.json(&mut doc),
     }
-    let changed = doc != serde_json::to_value(report)?;
+    let changed = doc != original;
     Ok((serde_json::from_value(doc)?, changed))
 }
 
