@@ -111,7 +111,9 @@ pub(crate) struct Interpreter<'a> {
     seen_text: HashSet<(u8, String, String)>,
     /// Where the event of each revised key sits in the main stream.
     revised: HashMap<(u8, String), usize>,
-    seen_usage: HashSet<String>,
+    /// The usage of each message key as last recorded: a streamed message repeats its usage on
+    /// every record, growing, so the last one holds the message's totals.
+    seen_usage: HashMap<String, (u64, u64)>,
     tokens: TokenUsage,
     has_tokens: bool,
 }
@@ -272,7 +274,7 @@ impl<'a> Interpreter<'a> {
             seen_records: HashSet::new(),
             seen_text: HashSet::new(),
             revised: HashMap::new(),
-            seen_usage: HashSet::new(),
+            seen_usage: HashMap::new(),
             tokens: TokenUsage::default(),
             has_tokens: false,
         }
@@ -454,12 +456,21 @@ impl<'a> Interpreter<'a> {
             self.time(&ts);
         }
         if let Some((key, input, output)) = seen.usage
-            && self.seen_usage.insert(key)
             && (input.is_some() || output.is_some())
         {
+            let now = (input.unwrap_or(0), output.unwrap_or(0));
+            let (was_in, was_out) = self.seen_usage.insert(key, now).unwrap_or((0, 0));
             self.has_tokens = true;
-            self.tokens.input += input.unwrap_or(0);
-            self.tokens.output += output.unwrap_or(0);
+            self.tokens.input = self
+                .tokens
+                .input
+                .saturating_sub(was_in)
+                .saturating_add(now.0);
+            self.tokens.output = self
+                .tokens
+                .output
+                .saturating_sub(was_out)
+                .saturating_add(now.1);
         }
     }
 }

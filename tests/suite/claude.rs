@@ -359,3 +359,14 @@ fn a_subagent_file_under_the_session_s_folder_is_shown_whatever_session_id_it_na
     assert_eq!(unlinked, ["aw0000000000000a1"]);
     Ok(())
 }
+
+/// A streamed message repeats its usage on every record, the output count growing to the
+/// message's total on the last one: each message counts once, by that last record.
+#[test]
+fn streamed_usage_counts_each_message_by_its_last_record() -> anyhow::Result<()> {
+    let report = report(&case("streamed-usage"))?;
+    let tokens = report.session.tokens.map(|t| (t.input, t.output));
+    // Inputs 10 + 4200 and 10 + 300 + 4200; outputs 294 and 632 (not the 2 and 1 first seen).
+    assert_eq!(tokens, Some((8720, 926)));
+    Ok(())
+}

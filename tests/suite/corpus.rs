@@ -108,6 +108,29 @@ fn expected_statuses(path: &Path) -> HashMap<String, ToolStatus> {
         .collect()
 }
 
+/// Token totals read straight from the records: a streamed message repeats its usage on each
+/// record, growing, so each message id counts once, by its last record.
+fn expected_tokens(path: &Path) -> Option<(u64, u64)> {
+    let text = std::fs::read(path).expect("corpus file reads");
+    let mut last: HashMap<String, (u64, u64)> = HashMap::new();
+    for line in text.split(|b| *b == b'\n') {
+        let Ok(rec) = serde_json::from_slice::<Json>(line) else {
+            continue;
+        };
+        let (Some(id), Some(usage)) = (
+            rec.pointer("/message/id").and_then(Json::as_str),
+            rec.pointer("/message/usage"),
+        ) else {
+            continue;
+        };
+        let n = |k: &str| usage.get(k).and_then(Json::as_u64).unwrap_or(0);
+        let input =
+            n("input_tokens") + n("cache_creation_input_tokens") + n("cache_read_input_tokens");
+        last.insert(id.to_owned(), (input, n("output_tokens")));
+    }
+    (!last.is_empty()).then(|| last.values().fold((0, 0), |(i, o), (a, b)| (i + a, o + b)))
+}
+
 fn check_turns(turns: &[TurnView], name: &str) {
     for t in turns {
         assert_eq!(
@@ -163,6 +186,8 @@ fn every_claude_code_session_renders_with_correct_statuses() -> anyhow::Result<(
         check_turns(&report.turns, &name);
         if input.is_file() {
             assert_eq!(main_calls(&report), expected_statuses(&input), "{name}");
+            let tokens = report.session.tokens.map(|t| (t.input, t.output));
+            assert_eq!(tokens, expected_tokens(&input), "{name}: token totals");
         }
         let html = tracebook::render::html(&report)?;
         let json = serde_json::to_string(&report)?;
