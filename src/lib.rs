@@ -15,7 +15,7 @@
 //! 5. [`report`]: `build(..) -> Report`: plain serde data with a `schema_version`, the JSON
 //!    contract, embedded in every notebook.
 //! 6. [`render`]: `html(&Report) -> String`: askama templates, inlined CSS and JS, a CSP that
-//!    forbids every network load. Code, commands and diffs are coloured by [`highlight`]
+//!    forbids every network load. Code, commands and diffs are coloured by [`render::highlight`]
 //!    at render time, within size caps.
 //!
 //! # Invariants
@@ -31,7 +31,6 @@ pub mod catalog;
 pub mod cli;
 pub mod demo;
 pub mod events;
-pub mod highlight;
 pub mod memory;
 pub mod privacy;
 pub mod projection;

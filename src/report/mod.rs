@@ -1,8 +1,6 @@
-//! The report: turns and facts as plain serde data ([`model`]), and the Markdown path
-//! ([`markdown`]) that turns assistant text into sanitized HTML at render time.
+//! The report: turns and facts as plain serde data ([`model`]).
 
 pub mod compat;
-pub mod markdown;
 pub mod model;
 pub mod select;
 

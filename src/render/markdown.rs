@@ -1,37 +1,12 @@
 //! The one Markdown path: pulldown-cmark with fixed options, raw HTML turned into text, fenced
-//! code highlighted, then one ammonia allowlist. Its output type [`SafeHtml`] is the only value
-//! templates emit unescaped.
+//! code highlighted, then one ammonia allowlist. Its output is [`SafeHtml`].
 
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd, html};
 use std::collections::HashSet;
-use std::fmt;
 use std::sync::LazyLock;
 
-use crate::highlight::{self, Highlighter, Language};
-
-/// HTML that has been through [`render`]; templates write it without escaping.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SafeHtml(String);
-
-impl SafeHtml {
-    /// Wraps HTML the crate itself produced from escaped or sanitized parts.
-    pub(crate) fn trusted(html: String) -> Self {
-        Self(html)
-    }
-
-    /// The HTML text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for SafeHtml {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl askama::filters::HtmlSafe for SafeHtml {}
+use super::highlight::{self, Highlighter, Language};
+use super::safe::SafeHtml;
 
 static SANITIZER: LazyLock<ammonia::Builder<'static>> = LazyLock::new(|| {
     let mut b = ammonia::Builder::default();
@@ -105,7 +80,7 @@ pub fn render_with(markdown: &str, hl: &Highlighter) -> SafeHtml {
     });
     let mut out = String::with_capacity(markdown.len() * 3 / 2);
     html::push_html(&mut out, CodeBlocks { inner: parser, hl });
-    SafeHtml(SANITIZER.clean(&out).to_string())
+    SafeHtml::trusted(SANITIZER.clean(&out).to_string())
 }
 
 /// Replaces each fenced code block in a known language by one HTML event holding the

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use syntect::parsing::{ParseState, Scope, ScopeStack, SyntaxReference, SyntaxSet};
 
-use crate::report::markdown::SafeHtml;
+use super::safe::SafeHtml;
 
 /// Text longer than this many bytes is shown plain: highlighting it would cost more time and
 /// page weight than it gives.

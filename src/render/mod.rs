@@ -1,0 +1,255 @@
+//! Rendering: the report model becomes one self-contained HTML page.
+//!
+//! Askama templates under `templates/` escape every value; the only unescaped values are
+//! [`SafeHtml`] (sanitized Markdown, nested partials, and our own inlined assets). CSS and JS
+//! come from `assets/` and are allowed by hash in a Content-Security-Policy that forbids every
+//! network load. The report model is embedded as inert JSON for tools that read it back.
+
+mod assets;
+mod embed;
+pub mod highlight;
+mod index;
+pub mod markdown;
+mod overview;
+mod page;
+mod safe;
+mod storage;
+mod toc;
+mod turns;
+
+use askama::Template;
+
+use crate::report::model::{OutcomeView, Report, TurnView};
+use assets::{CSP, CSS, DECODER, JS};
+use embed::EmbeddedReport;
+pub use index::{IndexRow, ParentLink, index};
+use overview::overview;
+use page::{PageTemplate, title};
+pub use safe::SafeHtml;
+use storage::Layout;
+pub use storage::{BLOCK_BYTES, INLINE_BYTES, Storage};
+use toc::{TOC_FIRST, TocEntry, TocStored, TocTemplate};
+pub use turns::human_size;
+use turns::{SubagentTemplate, TurnsTemplate};
+
+use highlight::Highlighter;
+
+/// What a notebook holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum View {
+    /// Prompts, process, responses and outcomes.
+    #[default]
+    Full,
+    /// Prompts and responses only; process steps, outcomes and unlinked subagents are left
+    /// out of the file, the embedded report model included.
+    Conversation,
+}
+
+/// Room for what a page holds besides its turns, blocks and data: styles, script, the turn
+/// list and the strip (a long session's turn list is most of it).
+const PAGE_EXTRA: usize = 1 << 20;
+
+/// Turns a page renders and writes into its embedded report together, per core, before it
+/// lets them go.
+const WINDOW_PER_CORE: usize = 16;
+
+/// Windows rendered between two hand-backs of the memory their turns held
+/// ([`crate::memory::release`]): after every window costs time for little; after every
+/// fourth takes the 80 MB Gemini CLI bench session's peak from 115–117 MiB to 109–111 MiB.
+const RELEASE_EVERY: usize = 4;
+
+/// A rendered notebook, in the pieces it is written in: the page's markup, and its large inert
+/// data (stored blocks, the embedded report) where it stands, so that writing it out never
+/// copies the data into one string.
+#[derive(Debug, Clone)]
+pub struct Notebook {
+    /// The page, in order.
+    pub parts: Vec<Part>,
+    /// Secrets the last shape-only scan found in the turns stored compressed (the rest is
+    /// scanned by [`Notebook::final_scan`]).
+    pub caught: usize,
+}
+
+/// A piece of a notebook.
+#[derive(Debug, Clone)]
+pub enum Part {
+    /// Markup and text: the final secret scan reads it.
+    Text(String),
+    /// Base64 data inside the page's own `<template>` elements: inert, and already scanned
+    /// before it was compressed.
+    Data(String),
+}
+
+impl Notebook {
+    /// The last scan: shape-only secret rules over the page's text. Returns how many secrets
+    /// it redacted. Its data (the embedded report, the turns a large page stores compressed)
+    /// is left alone: those bytes are not text a rule could read, and a replacement inside them
+    /// would break them. What they hold went through the privacy stage like the page itself,
+    /// and stored turns through this scan before they were compressed.
+    pub fn final_scan(&mut self) -> usize {
+        let mut caught = 0;
+        for part in &mut self.parts {
+            if let Part::Text(text) = part {
+                let (scanned, n) = crate::privacy::secrets::backstop(text);
+                if let std::borrow::Cow::Owned(s) = scanned {
+                    *text = s;
+                }
+                caught += n;
+            }
+        }
+        caught
+    }
+
+    /// The page's pieces in order, as written.
+    pub fn pieces(&self) -> Vec<&str> {
+        self.parts.iter().map(Part::as_str).collect()
+    }
+
+    /// The whole page as one string.
+    pub fn html(&self) -> String {
+        self.pieces().concat()
+    }
+}
+
+impl Part {
+    /// Its text.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Part::Text(s) | Part::Data(s) => s,
+        }
+    }
+}
+
+/// Where the stored blocks and the embedded report stand in the page's markup while it is
+/// rendered: tags no escaped text or sanitized Markdown can hold.
+const STORED_AT: &str = "<tracebook-stored/>";
+const DATA_AT: &str = "<tracebook-data/>";
+
+/// Renders the whole notebook in the full view, from a copy of the report.
+pub fn html(report: &Report) -> askama::Result<String> {
+    html_with(report, View::Full)
+}
+
+/// Renders the whole notebook in the given view, from a copy of the report.
+pub fn html_with(report: &Report, view: View) -> askama::Result<String> {
+    notebook(report.clone(), view, Storage::default()).map(|n| n.html())
+}
+
+/// Renders the whole notebook in the given view, with the turns written as asked. The report
+/// is taken over: each turn is let go once it is rendered.
+pub fn notebook(report: Report, view: View, storage: Storage) -> askama::Result<Notebook> {
+    match view {
+        View::Full => page(report, view, storage),
+        View::Conversation => page(conversation_only(report), view, storage),
+    }
+}
+
+/// The report without anything but prompts and responses (and the session facts).
+/// The report of `--view conversation`: prompts and responses, no process steps or outcomes.
+pub fn conversation_only(mut report: Report) -> Report {
+    for turn in &mut report.turns {
+        turn.steps.clear();
+        turn.outcome = OutcomeView::default();
+    }
+    report.unlinked_subagents.clear();
+    report
+}
+
+fn page(mut report: Report, view: View, storage: Storage) -> askama::Result<Notebook> {
+    // What the page shows of the turns outside their own HTML (the turn list, the strip, the
+    // title) is taken first. Then each window of turns is rendered (on every core) while it
+    // is written into the embedded report, and let go: the page's text is never held twice.
+    let mut toc: Vec<TocEntry> = report.turns.iter().map(TocEntry::of).collect();
+    let overview = overview(&report.turns);
+    let title = title(&report);
+    let turns = std::mem::take(&mut report.turns);
+    let mut data = EmbeddedReport::start(&report);
+    let hl = Highlighter::new();
+    let page = TurnsTemplate { hl: &hl };
+    let mut layout = Layout::new(storage);
+    let window = WINDOW_PER_CORE * rayon::current_num_threads();
+    let (mut first, mut windows) = (0, 0);
+    let mut rest = turns.into_iter();
+    loop {
+        let turns: Vec<TurnView> = rest.by_ref().take(window).collect();
+        if turns.is_empty() {
+            break;
+        }
+        let (placed, ()) = rayon::join(
+            || {
+                page.each_turn(&turns, first, &mut |i, turn, steps, html| {
+                    layout.place(&page, i, turn, steps, html)
+                })
+            },
+            || data.turns(&turns),
+        );
+        placed?;
+        first += turns.len();
+        drop(turns);
+        windows += 1;
+        if windows % RELEASE_EVERY == 0 {
+            crate::memory::release();
+        }
+    }
+    let (turns, mut stored) = layout.finish();
+    // A page that stores turns stores its turn list past the first entries too: the list of
+    // a long session is otherwise most of what the browser builds before it shows the page.
+    let toc_stored = if !stored.html.is_empty() && toc.len() > TOC_FIRST {
+        let rest = toc.split_off(TOC_FIRST);
+        let id = stored.next_id();
+        let stub = TocStored {
+            id: id.clone(),
+            first: rest.first().map_or(0, |t| t.number),
+            last: rest.last().map_or(0, |t| t.number),
+        };
+        stored.write(id, TocTemplate { entries: &rest }.render()?, None);
+        stored.seal();
+        Some(stub)
+    } else {
+        None
+    };
+    let toc = TocTemplate { entries: &toc }.render()?;
+    let caught = stored.caught;
+    let data = data.finish();
+    let mut unlinked = String::new();
+    for sub in &report.unlinked_subagents {
+        unlinked.push_str(&SubagentTemplate { sub, hl: &hl }.render()?);
+    }
+    // What the highlighter remembers is not needed past this point.
+    drop(hl);
+    // The markup is written once into a string of about its final size, with markers where
+    // the data goes.
+    let decoder = (!stored.html.is_empty()).then(|| SafeHtml::asset(DECODER));
+    let mut html = String::with_capacity(turns.len() + unlinked.len() + PAGE_EXTRA);
+    PageTemplate {
+        report: &report,
+        toc: SafeHtml::rendered(toc),
+        toc_stored,
+        csp: SafeHtml::asset_text(&CSP),
+        css: SafeHtml::asset(CSS),
+        js: SafeHtml::asset(JS),
+        decoder,
+        turns: SafeHtml::rendered(turns),
+        unlinked: SafeHtml::rendered(unlinked),
+        stored: SafeHtml::rendered(STORED_AT.to_owned()),
+        data: SafeHtml::rendered(DATA_AT.to_owned()),
+        title,
+        conversation: view == View::Conversation,
+        overview,
+    }
+    .render_into(&mut html)?;
+    let mut parts = Vec::with_capacity(5);
+    let mut markup = html.as_str();
+    for (at, data) in [(STORED_AT, stored.html), (DATA_AT, data)] {
+        let Some((before, after)) = markup.split_once(at) else {
+            return Err(askama::Error::Custom(
+                "a data marker is missing from the page".into(),
+            ));
+        };
+        parts.push(Part::Text(before.to_owned()));
+        parts.push(Part::Data(data));
+        markup = after;
+    }
+    parts.push(Part::Text(markup.to_owned()));
+    Ok(Notebook { parts, caught })
+}

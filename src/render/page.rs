@@ -1,0 +1,94 @@
+//! The page around the turns: its head, the session's facts, the strip, the turn list and the
+//! filters.
+
+use askama::Template;
+
+use super::overview::Overview;
+use super::safe::SafeHtml;
+use super::toc::TocStored;
+use crate::events::ToolKind;
+use crate::report::model::Report;
+
+pub(super) fn title(report: &Report) -> String {
+    let s = &report.session;
+    let first = report
+        .turns
+        .iter()
+        .find_map(|t| t.prompt.as_ref())
+        .map(|p| first_line(&p.text, 80));
+    match (first, &s.project) {
+        (Some(p), Some(proj)) => format!("{p} · {proj} · tracebook"),
+        (Some(p), None) => format!("{p} · tracebook"),
+        (None, Some(proj)) => format!("{proj} · tracebook"),
+        (None, None) => format!("{} · tracebook", s.source),
+    }
+}
+
+/// The first line of a text, cut to `max` characters.
+pub(super) fn first_line(text: &str, max: usize) -> String {
+    let line = text.trim().lines().next().unwrap_or_default();
+    let mut out: String = line.chars().take(max).collect();
+    if line.chars().count() > max {
+        out.push('…');
+    }
+    out
+}
+
+#[derive(Template)]
+#[template(path = "report.html")]
+pub(super) struct PageTemplate<'a> {
+    pub(super) report: &'a Report,
+    pub(super) toc: SafeHtml,
+    /// The turn list's entries past the first, when they are stored compressed.
+    pub(super) toc_stored: Option<TocStored>,
+    pub(super) csp: SafeHtml,
+    pub(super) css: SafeHtml,
+    pub(super) js: SafeHtml,
+    /// The stored blocks' decoder, when the page stores any.
+    pub(super) decoder: Option<SafeHtml>,
+    pub(super) turns: SafeHtml,
+    pub(super) unlinked: SafeHtml,
+    pub(super) stored: SafeHtml,
+    pub(super) data: SafeHtml,
+    pub(super) title: String,
+    pub(super) conversation: bool,
+    pub(super) overview: Overview,
+}
+
+impl PageTemplate<'_> {
+    fn kinds(&self) -> &'static [&'static str] {
+        ToolKind::NAMES
+    }
+
+    fn num(&self, n: &u64) -> String {
+        let digits = n.to_string();
+        let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    }
+
+    fn status_count(&self, status: &str) -> usize {
+        let s = &self.report.summary;
+        match status {
+            "ok" => s.ok,
+            "error" => s.error,
+            _ => s.unknown,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_line_is_cut_on_characters() {
+        assert_eq!(first_line("héllo wörld\nnext", 5), "héllo…");
+        assert_eq!(first_line("  short ", 10), "short");
+    }
+}

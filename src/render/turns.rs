@@ -1,0 +1,463 @@
+//! The turns: each turn's prompt, process steps and response, and the subagents nested in
+//! them, rendered on every core in page order.
+
+use askama::Template;
+use rayon::prelude::*;
+use std::sync::LazyLock;
+
+use super::highlight::{self, Highlighted, Highlighter, Language};
+use super::markdown;
+use super::page::first_line;
+use super::safe::SafeHtml;
+use crate::events::{ToolKind, ToolStatus};
+use crate::report::model::{StepView, SubagentView, ToolCallView, TurnView};
+
+/// Output longer than this many lines is split: the rest sits in a closed fold.
+const OUTPUT_HEAD_LINES: usize = 80;
+/// Read and search output is shown shorter: the rest is one click away.
+const COMPACT_HEAD_LINES: usize = 20;
+/// Output longer than this many bytes is split the same way.
+const OUTPUT_HEAD_BYTES: usize = 16 * 1024;
+/// A file read up to this size is highlighted whole; a longer one only in its shown head.
+const HIGHLIGHT_WHOLE_BYTES: usize = 16 * 1024;
+
+/// Removes terminal escape sequences (colours, cursor moves, titles) and carriage-return
+/// line endings, so shell output reads as plain text.
+fn clean_terminal(text: &str) -> std::borrow::Cow<'_, str> {
+    static ESCAPES: LazyLock<Option<regex::Regex>> = LazyLock::new(|| {
+        regex::Regex::new(
+            r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\r+(?:\n|$)",
+        )
+        .ok()
+    });
+    if !text.contains('\x1b') && !text.contains('\r') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    match ESCAPES.as_ref() {
+        Some(re) => re.replace_all(
+            text,
+            |c: &regex::Captures<'_>| {
+                if c[0].ends_with('\n') { "\n" } else { "" }
+            },
+        ),
+        None => std::borrow::Cow::Borrowed(text),
+    }
+}
+
+/// Renders the turns of a page or of a subagent; the helpers their templates call.
+pub(super) struct TurnsTemplate<'a> {
+    /// Shared by the whole page, so a text is highlighted once.
+    pub(super) hl: &'a Highlighter,
+}
+
+/// One turn, its steps already rendered (inline, or a placeholder for a stored block).
+#[derive(Template)]
+#[template(path = "partials/turn.html")]
+struct TurnTemplate<'a> {
+    page: &'a TurnsTemplate<'a>,
+    turn: &'a TurnView,
+    steps: SafeHtml,
+}
+
+impl<'a> std::ops::Deref for TurnTemplate<'a> {
+    type Target = TurnsTemplate<'a>;
+    fn deref(&self) -> &Self::Target {
+        self.page
+    }
+}
+
+/// The process steps of one turn; the helpers of [`TurnsTemplate`] serve it.
+#[derive(Template)]
+#[template(path = "partials/steps.html")]
+struct StepsTemplate<'a> {
+    page: &'a TurnsTemplate<'a>,
+    turn: &'a TurnView,
+}
+
+impl<'a> std::ops::Deref for StepsTemplate<'a> {
+    type Target = TurnsTemplate<'a>;
+    fn deref(&self) -> &Self::Target {
+        self.page
+    }
+}
+
+#[derive(Template)]
+#[template(path = "partials/subagent.html")]
+pub(super) struct SubagentTemplate<'a> {
+    pub(super) sub: &'a SubagentView,
+    pub(super) hl: &'a Highlighter,
+}
+
+impl SubagentTemplate<'_> {
+    fn turns_html(&self) -> SafeHtml {
+        SafeHtml::rendered(
+            TurnsTemplate { hl: self.hl }
+                .inline(&self.sub.turns)
+                .unwrap_or_default(),
+        )
+    }
+}
+
+/// A run of process steps as shown: single steps, or adjacent tool calls folded together.
+enum Block<'a> {
+    Step(&'a StepView),
+    Tools(Vec<&'a ToolCallView>),
+}
+
+/// Tool output split for display: escaped, and highlighted where its language is known.
+struct Output {
+    head: SafeHtml,
+    rest: SafeHtml,
+    rest_lines: usize,
+    rest_bytes: usize,
+}
+
+/// One item of a todo or plan list.
+struct TodoItem {
+    text: String,
+    status: String,
+}
+
+impl TurnsTemplate<'_> {
+    /// Every turn as HTML (a subagent's turns sit inside their parent's steps, which are
+    /// inline or stored as a whole).
+    fn inline(&self, turns: &[TurnView]) -> askama::Result<String> {
+        let mut out = String::new();
+        self.each_turn(turns, 0, &mut |_, _, _, html| {
+            out.push_str(&html);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Renders `turns` (numbered from `first`) and hands each to `place` in order, with its
+    /// number, the length of its steps' HTML and its HTML, on every core.
+    ///
+    /// Until the page's highlighting budget is spent, which texts are coloured depends on page
+    /// order. Each turn is then rendered with a highlighter ahead of the page's and settled in
+    /// order; the first turn the budget does not cover as assumed is rendered again in place,
+    /// and so is every turn after it (once the budget is spent, order no longer matters).
+    /// Turns within a turn ahead (a subagent's) are rendered one at a time, in order.
+    pub(super) fn each_turn(
+        &self,
+        turns: &[TurnView],
+        first: usize,
+        place: &mut dyn FnMut(usize, &TurnView, usize, String) -> askama::Result<()>,
+    ) -> askama::Result<()> {
+        let mut next = 0;
+        // As many turns at a time as the budget left is likely to cover, at what the turns
+        // so far took from it (at least two per core): the turns past the one the budget runs
+        // out in are rendered for nothing.
+        let fewest = 2 * rayon::current_num_threads();
+        let left_at_first = self.hl.left();
+        'ahead: while !self.hl.is_spent() && !self.hl.is_ahead() && next < turns.len() {
+            let taken = left_at_first.saturating_sub(self.hl.left());
+            let likely = match (next, taken) {
+                (0, _) => fewest,
+                (_, 0) => turns.len(),
+                (n, t) => self.hl.left() / t.div_ceil(n),
+            };
+            let some = &turns[next..turns.len().min(next + likely.max(fewest))];
+            let ahead: Vec<(Highlighter, askama::Result<(usize, String)>)> = some
+                .par_iter()
+                .map(|turn| {
+                    let hl = self.hl.ahead();
+                    let rendered = TurnsTemplate { hl: &hl }.rendered(turn);
+                    (hl, rendered)
+                })
+                .collect();
+            for (turn, (hl, rendered)) in some.iter().zip(ahead) {
+                if !self.hl.settle(hl) {
+                    break 'ahead;
+                }
+                let (steps, html) = rendered?;
+                place(first + next, turn, steps, html)?;
+                next += 1;
+            }
+        }
+        while let Some(turn) = turns.get(next)
+            && !self.hl.is_spent()
+        {
+            let (steps, html) = self.rendered(turn)?;
+            place(first + next, turn, steps, html)?;
+            next += 1;
+        }
+        let rest = &turns[next..];
+        let rendered: Vec<askama::Result<(usize, String)>> =
+            rest.par_iter().map(|turn| self.rendered(turn)).collect();
+        for (turn, r) in rest.iter().zip(rendered) {
+            let (steps, html) = r?;
+            place(first + next, turn, steps, html)?;
+            next += 1;
+        }
+        Ok(())
+    }
+
+    /// A turn's HTML, and the length of its steps' HTML within it.
+    fn rendered(&self, turn: &TurnView) -> askama::Result<(usize, String)> {
+        let steps = self.steps_of(turn)?;
+        let len = steps.len();
+        Ok((len, self.turn_html(turn, steps)?))
+    }
+
+    /// A turn's process steps as HTML (nothing when it has none).
+    pub(super) fn steps_of(&self, turn: &TurnView) -> askama::Result<String> {
+        if turn.steps.is_empty() {
+            return Ok(String::new());
+        }
+        StepsTemplate { page: self, turn }.render()
+    }
+
+    pub(super) fn turn_html(&self, turn: &TurnView, steps: String) -> askama::Result<String> {
+        TurnTemplate {
+            page: self,
+            turn,
+            steps: SafeHtml::rendered(steps),
+        }
+        .render()
+    }
+
+    fn md(&self, text: &str) -> SafeHtml {
+        markdown::render_with(text, self.hl)
+    }
+
+    /// A shell command, highlighted as shell.
+    fn shell(&self, cmd: &str) -> SafeHtml {
+        match Language::shell().and_then(|l| self.hl.code(cmd, l)) {
+            Some(h) => SafeHtml::from(&*h),
+            None => highlight::plain_html(cmd),
+        }
+    }
+
+    /// A retained patch: line classes, and the code highlighted by the edited file's language.
+    fn patch_html(&self, call: &ToolCallView, patch: &str) -> SafeHtml {
+        let lang = call.paths.first().and_then(|p| Language::from_path(p));
+        SafeHtml::from(&*self.hl.diff(patch, lang))
+    }
+
+    fn blocks<'t>(&self, turn: &'t TurnView) -> Vec<Block<'t>> {
+        let mut out: Vec<Block<'t>> = Vec::new();
+        for step in &turn.steps {
+            match (step, out.last_mut()) {
+                (StepView::ToolCall(c), Some(Block::Tools(group))) => group.push(c),
+                (StepView::ToolCall(c), _) => out.push(Block::Tools(vec![c])),
+                (other, _) => out.push(Block::Step(other)),
+            }
+        }
+        out
+    }
+
+    fn subagent_html(&self, sub: &SubagentView) -> SafeHtml {
+        SafeHtml::rendered(
+            SubagentTemplate { sub, hl: self.hl }
+                .render()
+                .unwrap_or_default(),
+        )
+    }
+
+    fn group_summary(&self, calls: &[&ToolCallView]) -> String {
+        let mut names: Vec<&str> = Vec::new();
+        for c in calls {
+            if names.last() != Some(&c.name.as_str()) {
+                names.push(&c.name);
+            }
+        }
+        let mut listed = names
+            .iter()
+            .take(6)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" → ");
+        if names.len() > 6 {
+            listed.push_str(" → …");
+        }
+        format!("{} tool calls: {listed}", calls.len())
+    }
+
+    fn group_status(&self, calls: &[&ToolCallView]) -> String {
+        let count = |s: ToolStatus| calls.iter().filter(|c| c.status == s).count();
+        let mut parts = Vec::new();
+        for (s, label) in [
+            (ToolStatus::Error, "error"),
+            (ToolStatus::Unknown, "unknown"),
+        ] {
+            let n = count(s);
+            if n > 0 {
+                parts.push(format!("{n} {label}"));
+            }
+        }
+        parts.join(" · ")
+    }
+
+    fn process_summary(&self, turn: &TurnView) -> String {
+        let c = &turn.counts;
+        let mut parts = vec![plural(c.process_events, "event")];
+        if c.intermediate_responses > 0 {
+            parts.push(plural(c.intermediate_responses, "message"));
+        }
+        if c.tool_calls > 0 {
+            parts.push(plural(c.tool_calls, "tool call"));
+        }
+        let errors = turn
+            .steps
+            .iter()
+            .filter(|s| matches!(s, StepView::ToolCall(t) if t.status == ToolStatus::Error))
+            .count();
+        if errors > 0 {
+            parts.push(plural(errors, "error"));
+        }
+        // What someone said into the running turn is named here, so a closed process does
+        // not hide it.
+        let (typed, notices) = turn.steps.iter().fold((0, 0), |(u, n), s| match s {
+            StepView::UserMessage(_) => (u + 1, n),
+            StepView::Notice(_) => (u, n + 1),
+            _ => (u, n),
+        });
+        if typed > 0 {
+            parts.push(plural(typed, "user message"));
+        }
+        if notices > 0 {
+            parts.push(plural(notices, "notice"));
+        }
+        parts.join(" · ")
+    }
+
+    fn call_label(&self, call: &ToolCallView) -> String {
+        if let Some(cmd) = &call.command {
+            return first_line(cmd, 120);
+        }
+        if let Some(p) = call.paths.first() {
+            return p.clone();
+        }
+        for key in ["description", "pattern", "query", "url", "prompt"] {
+            if let Some(v) = call.input.get(key).and_then(|v| v.as_str()) {
+                return first_line(v, 120);
+            }
+        }
+        String::new()
+    }
+
+    /// The items of a todo or plan list in the call's arguments: the first array of objects
+    /// found at the top level, each item's first text field and its status word.
+    fn todos(&self, call: &ToolCallView) -> Vec<TodoItem> {
+        let Some(obj) = call.input.as_object() else {
+            return Vec::new();
+        };
+        let Some(items) = obj.values().find_map(|v| {
+            v.as_array()
+                .filter(|a| a.iter().any(serde_json::Value::is_object))
+        }) else {
+            return Vec::new();
+        };
+        items
+            .iter()
+            .filter_map(|item| {
+                let o = item.as_object()?;
+                let text = ["content", "step", "text", "description", "title"]
+                    .iter()
+                    .find_map(|k| o.get(*k).and_then(|v| v.as_str()))?;
+                let status = o.get("status").and_then(|v| v.as_str()).unwrap_or_default();
+                Some(TodoItem {
+                    text: text.to_owned(),
+                    status: status.to_owned(),
+                })
+            })
+            .collect()
+    }
+
+    fn input_json(&self, call: &ToolCallView) -> String {
+        serde_json::to_string_pretty(&call.input).unwrap_or_default()
+    }
+
+    /// The call's output, split into what is shown and what sits behind a fold. A successful
+    /// read of a file in a known language is highlighted as a whole, then split between lines.
+    fn output(&self, call: &ToolCallView, text: &str) -> Output {
+        let text = clean_terminal(text);
+        let kind = call.kind;
+        let lines = match kind {
+            ToolKind::Read | ToolKind::Search => COMPACT_HEAD_LINES,
+            _ => OUTPUT_HEAD_LINES,
+        };
+        let mut cut = text.len();
+        if let Some((i, _)) = text.match_indices('\n').nth(lines - 1) {
+            cut = i + 1;
+        }
+        if cut > OUTPUT_HEAD_BYTES {
+            cut = OUTPUT_HEAD_BYTES;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+        }
+        let (head, rest) = text.split_at(cut);
+        let lang = match (kind, call.status) {
+            (ToolKind::Read, ToolStatus::Ok) => {
+                call.paths.first().and_then(|p| Language::from_path(p))
+            }
+            _ => None,
+        };
+        // Split only between lines, where every token span is closed. A long file is
+        // highlighted where it is shown first, its head; the rest behind the fold stays plain.
+        let whole = text.len() <= HIGHLIGHT_WHOLE_BYTES;
+        let highlighted: Option<std::sync::Arc<Highlighted>> = lang
+            .filter(|_| head.is_empty() || head.ends_with('\n'))
+            .and_then(|l| self.hl.numbered(if whole { &text } else { head }, l));
+        let (head_html, rest_html) = match highlighted {
+            Some(h) if !whole => (
+                SafeHtml::trusted(h.as_str().to_owned()),
+                highlight::plain_html(rest),
+            ),
+            Some(h) => {
+                let n = head.matches('\n').count();
+                (
+                    SafeHtml::trusted(h.lines(0, n).to_owned()),
+                    SafeHtml::trusted(h.lines(n, h.line_count()).to_owned()),
+                )
+            }
+            None => (highlight::plain_html(head), highlight::plain_html(rest)),
+        };
+        Output {
+            head: head_html,
+            rest: rest_html,
+            rest_lines: rest.lines().count(),
+            rest_bytes: rest.len(),
+        }
+    }
+
+    fn size(&self, bytes: &usize) -> String {
+        human_size(*bytes)
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// Bytes in B, KB or MB (1 KB = 1024 bytes).
+pub fn human_size(bytes: usize) -> String {
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if bytes < 1024 * 1024 {
+        format!("{:.1} KB", bytes as f64 / 1024.0)
+    } else {
+        format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminal_escapes_are_removed_and_text_kept() {
+        let raw = "\x1b[1;31mFAILED\x1b[0m test_a\r\n\x1b]0;title\x07done\x1b[2K\n";
+        assert_eq!(clean_terminal(raw), "FAILED test_a\ndone\n");
+        assert!(matches!(
+            clean_terminal("plain\ntext"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+}
