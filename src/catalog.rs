@@ -325,23 +325,23 @@ pub fn summarize(
     redact: &[String],
     generated_at: &str,
 ) -> Vec<Listed> {
-    let options = crate::privacy::Options {
+    let privacy = crate::privacy::Options {
         redact: redact.to_vec(),
         keep_images: false,
     };
     found
         .into_par_iter()
         .map(|f| {
-            let row = crate::report_with(
-                &f.path,
-                set,
-                Some(&f.harness),
-                f.session.as_deref(),
-                &options,
-                generated_at.to_owned(),
-            )
-            .map(|(report, _)| Entry::from_report(&f, &report))
-            .map_err(|e| error_text(&e, &f.path));
+            let options = crate::pipeline::Options {
+                adapters: set,
+                harness: Some(&f.harness),
+                session: f.session.as_deref(),
+                privacy: privacy.clone(),
+                generated_at: generated_at.to_owned(),
+            };
+            let row = crate::pipeline::report(&f.path, &options)
+                .map(|(report, _)| Entry::from_report(&f, &report))
+                .map_err(|e| error_text(&e, &f.path));
             (f, row)
         })
         .collect()

@@ -1,7 +1,13 @@
-//! Command-line arguments (clap derive) and their validated form.
+//! Command-line arguments (clap derive) and their validated form: turn lists, `--since` and
+//! the view are parsed by clap's value parsers, so a command receives checked values.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+use std::time::SystemTime;
+
+use crate::privacy;
+use crate::render;
+use crate::report::select::{TurnSelection, TurnSet};
 
 /// Turn a coding-agent session log into one self-contained, offline HTML notebook.
 #[derive(Debug, Parser)]
@@ -101,8 +107,8 @@ pub struct PickArgs {
     #[arg(long, requires = "output")]
     pub all: bool,
     /// With --all: only sessions started at or after this date, time or age (2026-01-31, 7d).
-    #[arg(long, value_name = "WHEN", requires = "all")]
-    pub since: Option<String>,
+    #[arg(long, value_name = "WHEN", requires = "all", value_parser = since)]
+    pub since: Option<SystemTime>,
     /// With --all: only sessions whose project name contains this text.
     #[arg(long, value_name = "TEXT", requires = "all")]
     pub project: Option<String>,
@@ -115,11 +121,50 @@ pub struct PickArgs {
 #[derive(Debug, Args)]
 pub struct SelectArgs {
     /// Keep only these turns (`3-7,12`); links keep the original turn numbers.
-    #[arg(long, value_name = "LIST")]
-    pub turns: Option<String>,
+    #[arg(long, value_name = "LIST", value_parser = |t: &str| TurnSet::parse("--turns", t))]
+    pub turns: Option<TurnSet>,
     /// Leave these turns out (`2,9-10`).
-    #[arg(long, value_name = "LIST")]
-    pub exclude_turns: Option<String>,
+    #[arg(long, value_name = "LIST", value_parser = |t: &str| TurnSet::parse("--exclude-turns", t))]
+    pub exclude_turns: Option<TurnSet>,
+}
+
+impl SelectArgs {
+    /// The turns to keep.
+    pub fn selection(&self) -> TurnSelection {
+        TurnSelection {
+            turns: self.turns.clone(),
+            exclude: self.exclude_turns.clone(),
+        }
+    }
+}
+
+/// `--since`: a date, a time or an age, counted back from when the arguments are parsed.
+fn since(text: &str) -> Result<SystemTime, String> {
+    crate::catalog::parse_since(text, SystemTime::now())
+}
+
+impl RenderArgs {
+    /// The privacy options the user chose.
+    pub fn privacy(&self) -> privacy::Options {
+        privacy::Options {
+            redact: self.redact.clone(),
+            keep_images: self.keep_images,
+        }
+    }
+
+    /// How the notebook is laid out: the view, and whether every turn is written as HTML.
+    pub fn view(&self) -> render::View {
+        self.view.into()
+    }
+
+    /// Whether turns past the first part of the page may be stored compressed.
+    pub fn storage(&self) -> render::Storage {
+        if self.inline {
+            render::Storage::Inline
+        } else {
+            render::Storage::default()
+        }
+    }
 }
 
 /// `tracebook list`.
@@ -132,8 +177,8 @@ pub struct ListArgs {
     #[arg(long, value_name = "NAME")]
     pub harness: Option<String>,
     /// Only sessions started at or after this date, time or age (2026-01-31, 7d).
-    #[arg(long, value_name = "WHEN")]
-    pub since: Option<String>,
+    #[arg(long, value_name = "WHEN", value_parser = since)]
+    pub since: Option<SystemTime>,
     /// Only sessions whose project name contains this text.
     #[arg(long, value_name = "TEXT")]
     pub project: Option<String>,
@@ -164,6 +209,16 @@ pub struct RerenderArgs {
     pub quiet: bool,
 }
 
+impl RerenderArgs {
+    /// The privacy options the user chose.
+    pub fn privacy(&self) -> privacy::Options {
+        privacy::Options {
+            redact: self.redact.clone(),
+            keep_images: self.keep_images,
+        }
+    }
+}
+
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -180,6 +235,15 @@ pub enum View {
     Full,
     /// Prompts and responses only.
     Conversation,
+}
+
+impl From<View> for render::View {
+    fn from(view: View) -> Self {
+        match view {
+            View::Full => render::View::Full,
+            View::Conversation => render::View::Conversation,
+        }
+    }
 }
 
 /// `tracebook adapters …`.

@@ -42,13 +42,7 @@ fn run_with(dir: &Path, harness: &str, records: &[Value]) -> anyhow::Result<Run>
     let text: Vec<String> = records.iter().map(Value::to_string).collect();
     fs::write(&path, text.join("\n") + "\n")?;
     let set = AdapterSet::load(Some(dir))?;
-    let (report, _) = tracebook::report_for(
-        &path,
-        &set,
-        Some(harness),
-        &[],
-        "2026-01-01T00:00:00Z".into(),
-    )?;
+    let (report, _) = tracebook::pipeline::report(&path, &crate::pinned(&set, Some(harness)))?;
     let json = serde_json::to_string(&report)?;
     let html = tracebook::render::html(&report)?;
     Ok(Run { report, json, html })
@@ -667,7 +661,7 @@ fn gemini_subagent_failure_sits_on_the_call_that_started_it() -> anyhow::Result<
         ]),
     )?;
     let set = AdapterSet::load(Some(tmp.path()))?;
-    let (report, _) = tracebook::report_for(&main, &set, None, &[], "2026-01-01T00:00:00Z".into())?;
+    let (report, _) = tracebook::pipeline::report(&main, &crate::pinned(&set, None))?;
     let run = Run {
         json: serde_json::to_string(&report)?,
         html: tracebook::render::html(&report)?,

@@ -10,14 +10,8 @@ fn render(bytes: &[u8]) -> Result<(String, String), String> {
     let log = dir.path().join("session.jsonl");
     std::fs::write(&log, bytes).map_err(|e| e.to_string())?;
     let set = tracebook::adapters::AdapterSet::load(None).map_err(|e| e.to_string())?;
-    let (report, _) = tracebook::report_for(
-        &log,
-        &set,
-        Some("claude-code"),
-        &[],
-        "2026-01-01T00:00:00Z".into(),
-    )
-    .map_err(|e| format!("{e:#}"))?;
+    let (report, _) = tracebook::pipeline::report(&log, &crate::pinned(&set, Some("claude-code")))
+        .map_err(|e| format!("{e:#}"))?;
     let html = tracebook::render::html(&report).map_err(|e| e.to_string())?;
     let json = serde_json::to_string(&report).map_err(|e| e.to_string())?;
     Ok((html, json))
@@ -290,8 +284,8 @@ fn a_200_mb_single_line_renders() {
     let big = "x".repeat(200 * 1024 * 1024);
     std::fs::write(&log, session_with(&big)).expect("write");
     let set = tracebook::adapters::AdapterSet::load(None).expect("adapters");
-    let (report, _) = tracebook::report_for(&log, &set, None, &[], "2026-01-01T00:00:00Z".into())
-        .expect("renders");
+    let (report, _) =
+        tracebook::pipeline::report(&log, &crate::pinned(&set, None)).expect("renders");
     let html = tracebook::render::html(&report).expect("html");
     assert!(html.len() > 1000);
 }

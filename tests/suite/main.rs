@@ -40,10 +40,22 @@ pub(crate) fn tracebook() -> assert_cmd::Command {
     cmd
 }
 
+/// The pipeline's options for a test: the harness detected or named, the time pinned.
+pub(crate) fn pinned<'a>(
+    set: &'a tracebook::adapters::AdapterSet,
+    harness: Option<&'a str>,
+) -> tracebook::pipeline::Options<'a> {
+    tracebook::pipeline::Options {
+        harness,
+        generated_at: "2026-01-01T00:00:00Z".into(),
+        ..tracebook::pipeline::Options::new(set)
+    }
+}
+
 /// Renders a session through the library with pinned metadata.
 pub(crate) fn report(path: &Path) -> anyhow::Result<tracebook::report::model::Report> {
     let set = tracebook::adapters::AdapterSet::load(None)?;
-    let (report, _) = tracebook::report_for(path, &set, None, &[], "2026-01-01T00:00:00Z".into())?;
+    let (report, _) = tracebook::pipeline::report(path, &crate::pinned(&set, None))?;
     Ok(report)
 }
 

@@ -313,14 +313,8 @@ fn a_secret_planted_in_any_field_of_any_harness_never_reaches_output() -> anyhow
             let mut at = BTreeSet::new();
             landed(&loaded.session, &core, &mut at);
             carried.entry(case.harness.clone()).or_default().extend(at);
-            let (report, _) = tracebook::report_with(
-                &input,
-                &set,
-                Some(&case.harness),
-                None,
-                &tracebook::privacy::Options::default(),
-                "2026-01-01T00:00:00Z".into(),
-            )?;
+            let (report, _) =
+                tracebook::pipeline::report(&input, &crate::pinned(&set, Some(&case.harness)))?;
             let json = serde_json::to_string(&report)?;
             let html = tracebook::render::html(&report)?;
             if json.contains(&core) || html.contains(&core) {
@@ -604,14 +598,8 @@ fn every_pasted_secret_class_in_every_field_of_every_harness_is_redacted() -> an
                 let (text, core) = fill(template, n);
                 let tmp = tempfile::tempdir()?;
                 let input = write(target, &text, tmp.path())?;
-                let (report, _) = tracebook::report_with(
-                    &input,
-                    &set,
-                    Some(&case.harness),
-                    None,
-                    &tracebook::privacy::Options::default(),
-                    "2026-01-01T00:00:00Z".into(),
-                )?;
+                let (report, _) =
+                    tracebook::pipeline::report(&input, &crate::pinned(&set, Some(&case.harness)))?;
                 let json = serde_json::to_string_pretty(&report)?;
                 let html = tracebook::render::html(&report)?;
                 let embedded = tracebook::report::compat::embedded_json(&html)?;
@@ -789,14 +777,8 @@ fn secret_named_keys_in_tool_input_objects_are_redacted_in_every_harness() -> an
             let with: Value = serde_json::from_str(&text)?;
             let tmp = tempfile::tempdir()?;
             let input = write(target, key, &with, tmp.path())?;
-            let (report, _) = tracebook::report_with(
-                &input,
-                &set,
-                Some(&case.harness),
-                None,
-                &tracebook::privacy::Options::default(),
-                "2026-01-01T00:00:00Z".into(),
-            )?;
+            let (report, _) =
+                tracebook::pipeline::report(&input, &crate::pinned(&set, Some(&case.harness)))?;
             let json = serde_json::to_string_pretty(&report)?;
             let html = tracebook::render::html(&report)?;
             let embedded = tracebook::report::compat::embedded_json(&html)?;
@@ -1152,14 +1134,8 @@ fn identity_planted_in_any_field_of_any_harness_never_reaches_output() -> anyhow
                 continue;
             }
             carried.entry(case.harness.clone()).or_default().extend(at);
-            let (report, _) = tracebook::report_with(
-                &input,
-                &set,
-                Some(&case.harness),
-                None,
-                &tracebook::privacy::Options::default(),
-                "2026-01-01T00:00:00Z".into(),
-            )?;
+            let (report, _) =
+                tracebook::pipeline::report(&input, &crate::pinned(&set, Some(&case.harness)))?;
             let json = serde_json::to_string_pretty(&report)?;
             let page = tracebook::render::html(&report)?;
             let embedded = tracebook::report::compat::embedded_json(&page)?.into_owned();

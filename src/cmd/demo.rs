@@ -13,26 +13,30 @@ use std::fs;
 use anyhow::Context as _;
 
 use crate::adapters::AdapterSet;
+use crate::cli::Demo;
+use crate::cmd::Exit;
+use crate::console;
 use crate::events::{StatusBasis, ToolStatus};
+use crate::pipeline;
 use crate::report::model::{Report, StepView, ToolCallView, TurnView};
 
 /// The sessions, as files in each harness's format (`examples/tool-outcomes/`).
 const SAMPLES: &[(&str, &str)] = &[
     (
         "claude-code.jsonl",
-        include_str!("../examples/tool-outcomes/claude-code.jsonl"),
+        include_str!("../../examples/tool-outcomes/claude-code.jsonl"),
     ),
     (
         "codex.jsonl",
-        include_str!("../examples/tool-outcomes/codex.jsonl"),
+        include_str!("../../examples/tool-outcomes/codex.jsonl"),
     ),
     (
         "gemini-cli.jsonl",
-        include_str!("../examples/tool-outcomes/gemini-cli.jsonl"),
+        include_str!("../../examples/tool-outcomes/gemini-cli.jsonl"),
     ),
     (
         "opencode.json",
-        include_str!("../examples/tool-outcomes/opencode.json"),
+        include_str!("../../examples/tool-outcomes/opencode.json"),
     ),
 ];
 
@@ -51,6 +55,14 @@ pub struct Row {
     pub why: String,
 }
 
+/// Prints the demonstration asked for.
+pub fn run(which: Demo) -> anyhow::Result<Exit> {
+    match which {
+        Demo::ToolOutcomes => console::write_stdout(&[&table(&tool_outcomes()?)])?,
+    }
+    Ok(Exit::Success)
+}
+
 /// Reads every sample through the pipeline with the built-in adapters and returns its calls in
 /// source order. The harness is detected from each file's content, not named.
 pub fn tool_outcomes() -> anyhow::Result<Vec<Row>> {
@@ -60,7 +72,7 @@ pub fn tool_outcomes() -> anyhow::Result<Vec<Row>> {
     for (name, text) in SAMPLES {
         let path = dir.path().join(name);
         fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-        let (report, _) = crate::report_for(&path, &set, None, &[], String::new())
+        let (report, _) = pipeline::report(&path, &pipeline::Options::new(&set))
             .with_context(|| format!("reading the demo session {name}"))?;
         rows.extend(rows_of(&report));
     }

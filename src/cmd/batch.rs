@@ -14,9 +14,11 @@ use std::time::UNIX_EPOCH;
 use crate::adapters::AdapterSet;
 use crate::catalog::{self, Entry, Filter, Found};
 use crate::cli::{Format, RenderArgs};
+use crate::cmd::{Exit, list};
+use crate::console::{self, Console};
+use crate::pipeline;
 use crate::render::{self, IndexRow, ParentLink};
 use crate::report::select::{self, TurnSelection};
-use crate::{Exit, report_with};
 
 /// The manifest's file name inside the output folder.
 pub const MANIFEST: &str = ".tracebook-manifest.json";
@@ -256,13 +258,15 @@ fn render_one(
 
 /// Reads a session; writes its notebook when it passes the filters.
 fn try_render(job: &Job<'_>, found: &Found, file: &str) -> anyhow::Result<(Entry, Option<String>)> {
-    let (mut report, warnings) = report_with(
+    let (mut report, warnings) = pipeline::report(
         &found.path,
-        job.set,
-        Some(&found.harness),
-        found.session.as_deref(),
-        &crate::privacy_options(job.args),
-        job.generated_at.to_owned(),
+        &pipeline::Options {
+            adapters: job.set,
+            harness: Some(&found.harness),
+            session: found.session.as_deref(),
+            privacy: job.args.privacy(),
+            generated_at: job.generated_at.to_owned(),
+        },
     )?;
     if let (true, Some(first)) = (job.args.strict, warnings.first()) {
         anyhow::bail!(
@@ -287,7 +291,7 @@ fn try_render(job: &Job<'_>, found: &Found, file: &str) -> anyhow::Result<(Entry
     // The last scan, as for a single notebook: shape-only secret rules over what is written.
     notebook.final_scan();
     let out = job.dir.join(file);
-    crate::write_output(&out, &notebook.pieces()).with_context(|| format!("writing {file}"))?;
+    console::write_output(&out, &notebook.pieces()).with_context(|| format!("writing {file}"))?;
     Ok((row, Some(file.to_owned())))
 }
 
@@ -304,16 +308,13 @@ pub fn render_all(
         anyhow::bail!("--all needs an output folder: -o DIR");
     };
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let filter = crate::catalog_filter(
+    let filter = list::filter(
         set,
         args.harness.as_deref(),
-        args.pick.since.as_deref(),
+        args.pick.since,
         args.pick.project.as_deref(),
     )?;
-    let found: Vec<Found> = catalog::discover(set, &crate::process_var)
-        .into_iter()
-        .filter(|f| filter.admits_file(f))
-        .collect();
+    let found = list::discover(set, &filter);
     let options = options_digest(&format!(
         "tracebook {}; redact {:?}; keep images {}; turns {:?}; exclude {:?}; adapters {:?}; strict {}",
         env!("CARGO_PKG_VERSION"),
@@ -357,7 +358,7 @@ pub fn render_all(
     }
 
     let bar = progress(todo.len() as u64, args.quiet);
-    let generated_at = crate::generated_at();
+    let generated_at = pipeline::generated_at();
     let job = Job {
         dir: &dir,
         args,
@@ -410,28 +411,21 @@ pub fn render_all(
     .write(&dir)?;
 
     let failed: Vec<&IndexRow> = rows.iter().filter(|r| r.error.is_some()).collect();
-    let mut stderr = std::io::stderr().lock();
+    let console = Console::new(args.quiet, args.strict);
     for r in &failed {
-        let shown = crate::privacy::clean::for_terminal;
-        writeln!(
-            stderr,
-            "error: {} {}: {}",
-            shown(&r.harness),
-            shown(&r.id),
-            shown(r.error.as_deref().unwrap_or_default())
-        )
-        .ok();
+        console.error(&format!(
+            "{} {}: {}",
+            r.harness,
+            r.id,
+            r.error.as_deref().unwrap_or_default()
+        ));
     }
-    if !args.quiet {
-        writeln!(
-            stderr,
-            "{} session(s) in {}: {rendered} rendered, {reused} unchanged, {} failed",
-            rows.len(),
-            index_path.display(),
-            failed.len()
-        )
-        .ok();
-    }
+    console.done(&format!(
+        "{} session(s) in {}: {rendered} rendered, {reused} unchanged, {} failed",
+        rows.len(),
+        index_path.display(),
+        failed.len()
+    ));
     Ok(if failed.is_empty() {
         Exit::Success
     } else {

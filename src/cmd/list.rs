@@ -1,0 +1,179 @@
+//! `tracebook list`: one row per session each harness keeps in its usual place; and the
+//! resolution of `render --session ID` against the same list.
+
+use anyhow::Context as _;
+use std::time::SystemTime;
+
+use crate::adapters::AdapterSet;
+use crate::catalog::{self, Entry, Found};
+use crate::cli::ListArgs;
+use crate::cmd::Exit;
+use crate::console::{self, Console, shown};
+use crate::pipeline;
+
+/// Prints the table (or `--json`, every row) of the sessions that pass the filters.
+pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
+    let set = AdapterSet::load(args.adapters.as_deref())?;
+    let filter = filter(
+        &set,
+        args.harness.as_deref(),
+        args.since,
+        args.project.as_deref(),
+    )?;
+    let found = discover(&set, &filter);
+    let listed = catalog::summarize(found, &set, &[], &pipeline::generated_at());
+    let console = Console::default();
+    let mut rows = Vec::new();
+    let mut failed = 0;
+    for (found, row) in listed {
+        match row {
+            Ok(e) if filter.admits(&e) => rows.push(e),
+            Ok(_) => {}
+            Err(e) => {
+                failed += 1;
+                console.warn(&format!("{}: skipped: {e}", found.harness));
+            }
+        }
+    }
+    // Newest first; sessions without a start time last, then by harness and id.
+    rows.sort_by(|a, b| {
+        b.started_at
+            .cmp(&a.started_at)
+            .then_with(|| a.harness.cmp(&b.harness))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    let text = if args.json {
+        let mut text = serde_json::to_string_pretty(&rows).context("writing the list")?;
+        text.push('\n');
+        text
+    } else {
+        // A subagent's own session is read nested in its parent's: the table leaves it out
+        // when it lists the parent (the JSON keeps every row, each with its `parent`).
+        let nested: Vec<bool> = rows.iter().map(|e| catalog::nested_in(e, &rows)).collect();
+        let hidden = nested.iter().filter(|n| **n).count();
+        if hidden > 0 {
+            console.note(&format!(
+                "{hidden} subagent session(s) not shown: each is nested in its parent's notebook (`--json` lists them with their parent)"
+            ));
+            let mut kept = nested.iter().map(|n| !n);
+            rows.retain(|_| kept.next().unwrap_or(true));
+        }
+        table(&rows)
+    };
+    console::write_stdout(&[&text])?;
+    Ok(if failed > 0 {
+        Exit::SomeFailed
+    } else {
+        Exit::Success
+    })
+}
+
+/// The table `list` prints: each cell one line of visible text, whatever the log put in an
+/// id or a project.
+fn table(rows: &[Entry]) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "{:<12} {:<38} {:<20} {:<20} {:>5} {:>6} {:>6}",
+        "HARNESS", "ID", "PROJECT", "STARTED", "TURNS", "TOOLS", "ERRORS"
+    );
+    for e in rows {
+        let _ = writeln!(
+            text,
+            "{:<12} {:<38} {:<20} {:<20} {:>5} {:>6} {:>6}",
+            shown(&e.harness),
+            shown(&e.id),
+            shown(e.project.as_deref().unwrap_or("-")),
+            shown(
+                &e.started_at
+                    .as_deref()
+                    .map(|s| s.chars().take(19).collect::<String>())
+                    .unwrap_or_else(|| "-".to_owned())
+            ),
+            e.turns,
+            e.tool_calls,
+            e.errors
+        );
+    }
+    text
+}
+
+/// Reads an environment variable of this process (discovery's view of the environment).
+fn process_var(name: &str) -> Option<std::ffi::OsString> {
+    std::env::var_os(name)
+}
+
+/// The sessions the adapters' `discover` blocks find whose harness passes the filter.
+pub fn discover(set: &AdapterSet, filter: &catalog::Filter) -> Vec<Found> {
+    catalog::discover(set, &process_var)
+        .into_iter()
+        .filter(|f| filter.admits_file(f))
+        .collect()
+}
+
+/// `--harness`, `--since`, `--project` as a catalog filter.
+pub fn filter(
+    set: &AdapterSet,
+    harness: Option<&str>,
+    since: Option<SystemTime>,
+    project: Option<&str>,
+) -> anyhow::Result<catalog::Filter> {
+    if let Some(h) = harness
+        && set.get(h).is_none()
+    {
+        anyhow::bail!("unknown harness `{h}`; known: {}", set.names().join(", "));
+    }
+    Ok(catalog::Filter {
+        harness: harness.map(str::to_owned),
+        since,
+        project: project.map(str::to_owned),
+        skip_empty: set
+            .iter()
+            .filter(|a| a.spec.discover.as_ref().is_some_and(|d| d.skip_empty))
+            .map(|a| a.spec.name.clone())
+            .collect(),
+    })
+}
+
+/// Finds the one listed session whose id is `id` or starts with it.
+pub fn find_session(
+    set: &AdapterSet,
+    id: &str,
+    harness: Option<&str>,
+    redact: &[String],
+) -> anyhow::Result<Found> {
+    let filter = filter(set, harness, None, None)?;
+    let found = discover(set, &filter);
+    let rows: Vec<Entry> = catalog::summarize(found, set, redact, &pipeline::generated_at())
+        .into_iter()
+        .filter_map(|(_, row)| row.ok())
+        .filter(|row| filter.admits(row))
+        .collect();
+    match catalog::by_id(&rows, id).as_slice() {
+        [one] => Ok(Found {
+            harness: one.harness.clone(),
+            path: one.path.clone(),
+            session: one.session.clone(),
+        }),
+        [] => anyhow::bail!(
+            "no listed session has an id starting with `{id}` ({} session(s) listed; see `tracebook list`)",
+            rows.len()
+        ),
+        many => {
+            let mut msg = format!(
+                "session id `{id}` is ambiguous: {} sessions match; give more characters:",
+                many.len()
+            );
+            for e in many {
+                msg.push_str(&format!(
+                    "\n  {} {} {}",
+                    e.harness,
+                    e.id,
+                    e.started_at.as_deref().unwrap_or("-")
+                ));
+            }
+            anyhow::bail!(msg)
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! `tracebook render`: one session through the pipeline, its turn selection, the notebook or
+//! the JSON report, the final secret scan over exactly what is written, and the write.
+//! `--all` is [`super::batch`].
+
+use anyhow::Context as _;
+use std::path::{Path, PathBuf};
+
+use crate::adapters::AdapterSet;
+use crate::cli::{self, Format, RenderArgs};
+use crate::cmd::{Exit, batch, list};
+use crate::console::{self, Console};
+use crate::pipeline::{self, stage};
+use crate::{privacy, render, report};
+
+/// Renders one session, or every listed one with `--all`.
+pub fn run(args: &RenderArgs) -> anyhow::Result<Exit> {
+    let set = AdapterSet::load(args.adapters.as_deref())?;
+    let selection = args.select.selection();
+    if args.pick.all {
+        return batch::render_all(args, &set, &selection);
+    }
+    let console = Console::new(args.quiet, args.strict);
+    let generated_at = pipeline::generated_at();
+    let (input, harness, session) = match &args.pick.session {
+        Some(id) => {
+            let found = list::find_session(&set, id, args.harness.as_deref(), &args.redact)?;
+            (found.path, Some(found.harness), found.session)
+        }
+        None => (
+            args.input.clone().unwrap_or_default(),
+            args.harness.clone(),
+            None,
+        ),
+    };
+    let out = output_path(args, &input);
+    refuse_overwriting_input(&out, &input, &set)?;
+    let (mut report, warnings) = pipeline::report(
+        &input,
+        &pipeline::Options {
+            adapters: &set,
+            harness: harness.as_deref(),
+            session: session.as_deref(),
+            privacy: args.privacy(),
+            generated_at,
+        },
+    )?;
+    report::select::apply(&mut report, &selection).map_err(anyhow::Error::msg)?;
+    if console.warnings(&warnings) {
+        return Ok(Exit::Strict);
+    }
+    let summary = report.summary;
+    // The last scan: shape-only secret rules over exactly what is written.
+    let mut page = None;
+    let mut json = String::new();
+    let caught = match args.format {
+        Format::Html => {
+            let mut notebook = stage("render", || {
+                render::notebook(report, args.view(), args.storage())
+            })
+            .context("rendering the notebook")?;
+            let caught = stage("final scan", || notebook.final_scan()) + notebook.caught;
+            page = Some(notebook);
+            caught
+        }
+        Format::Json => {
+            if args.view == cli::View::Conversation {
+                report = render::conversation_only(report);
+            }
+            json = serde_json::to_string_pretty(&report).context("writing the report")?;
+            json.push('\n');
+            let (scanned, caught) = stage("final scan", || privacy::secrets::backstop(&json));
+            if let std::borrow::Cow::Owned(s) = scanned {
+                json = s;
+            }
+            caught
+        }
+    };
+    if caught > 0 {
+        console.note(&format!(
+            "the final scan redacted {caught} secret(s) the earlier stages missed"
+        ));
+    }
+    let pieces = match &page {
+        Some(notebook) => notebook.pieces(),
+        None => vec![json.as_str()],
+    };
+    stage("write", || console::write_output(&out, &pieces))?;
+    if out.as_os_str() != "-" {
+        let s = &summary;
+        console.done(&format!(
+            "wrote {} ({} turns, {} tool calls: {} ok, {} error, {} unknown; {} warning(s))",
+            out.display(),
+            s.turns,
+            s.tool_calls,
+            s.ok,
+            s.error,
+            s.unknown,
+            warnings.len()
+        ));
+    }
+    Ok(Exit::Success)
+}
+
+/// Refuses an output that is the input itself, or a link to it (symbolic or hard), or, for a
+/// folder input, a session file inside it: writing would destroy the log being read.
+fn refuse_overwriting_input(out: &Path, input: &Path, set: &AdapterSet) -> anyhow::Result<()> {
+    if out.as_os_str() == "-" || !out.exists() {
+        return Ok(());
+    }
+    let endings: Vec<String> = set
+        .iter()
+        .flat_map(|a| {
+            std::iter::once(&a.spec.input)
+                .chain(&a.spec.input.layouts)
+                .flat_map(|l| l.extensions.iter().chain(&l.document_extensions))
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let inside = input.is_dir()
+        && out
+            .canonicalize()
+            .ok()
+            .zip(input.canonicalize().ok())
+            .is_some_and(|(o, i)| o.starts_with(i))
+        && endings.iter().any(|e| {
+            out.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(&format!(".{e}")))
+        });
+    if same_file(out, input) || inside {
+        anyhow::bail!(
+            "-o {} is the session being read{}; refusing to write over it (choose another output)",
+            out.display(),
+            if inside {
+                " (a session file in the input folder)"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(())
+}
+
+/// Whether two paths name the same file, through links of either kind.
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        match (a.canonicalize(), b.canonicalize()) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => false,
+        }
+    }
+}
+
+fn output_path(args: &RenderArgs, input: &Path) -> PathBuf {
+    if let Some(o) = &args.output {
+        return o.clone();
+    }
+    let stem = input
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty() && s != "." && s != "..")
+        .unwrap_or_else(|| "session".to_owned());
+    let ext = match args.format {
+        Format::Html => "html",
+        Format::Json => "json",
+    };
+    PathBuf::from(format!("{stem}.{ext}"))
+}

@@ -1,0 +1,44 @@
+//! `tracebook rerender`: a notebook rendered again from the report embedded in it, with this
+//! version's privacy rules and templates.
+
+use anyhow::Context as _;
+
+use crate::cli::RerenderArgs;
+use crate::cmd::Exit;
+use crate::console::{self, Console, shown};
+use crate::{privacy, render, report};
+
+/// Reads the embedded report (any past schema), redacts it again, writes the notebook.
+pub fn run(args: &RerenderArgs) -> anyhow::Result<Exit> {
+    let console = Console::new(args.quiet, false);
+    let name = shown(&args.input.display().to_string()).into_owned();
+    let html = std::fs::read_to_string(&args.input).with_context(|| format!("reading {name}"))?;
+    let back = report::compat::read(&html).with_context(|| name.clone())?;
+    // Today's privacy stage over what the old notebook holds, before anything is rendered.
+    let (mut report, redacted) =
+        privacy::report(&back.report, &args.privacy()).context("redacting the embedded report")?;
+    drop(back.report);
+    report::select::apply(&mut report, &args.select.selection()).map_err(anyhow::Error::msg)?;
+    let mut notebook = render::notebook(report, render::View::Full, render::Storage::default())
+        .context("rendering the notebook")?;
+    // A notebook written by an older version passes the final scan of this one.
+    notebook.final_scan();
+    let out = args.output.clone().unwrap_or_else(|| args.input.clone());
+    console::write_output(&out, &notebook.pieces())?;
+    for note in &back.notes {
+        console.note(&format!("{name}: {note}"));
+    }
+    if redacted {
+        console.note(&format!(
+            "{name}: this version's privacy rules redacted text the notebook held"
+        ));
+    }
+    if out.as_os_str() != "-" {
+        console.done(&format!(
+            "wrote {} (from schema version {})",
+            out.display(),
+            back.from_version
+        ));
+    }
+    Ok(Exit::Success)
+}
