@@ -13,7 +13,7 @@ pub fn run(args: &RerenderArgs) -> anyhow::Result<Exit> {
     let console = Console::new(args.quiet, false);
     let name = shown(&args.input.display().to_string()).into_owned();
     let html = std::fs::read_to_string(&args.input).with_context(|| format!("reading {name}"))?;
-    let back = report::compat::read(&html).with_context(|| name.clone())?;
+    let back = render::embed::read(&html).with_context(|| name.clone())?;
     // Today's privacy stage over what the old notebook holds, before anything is rendered.
     let (mut report, redacted) =
         privacy::report(&back.report, &args.privacy()).context("redacting the embedded report")?;

@@ -1,8 +1,96 @@
-//! The report model embedded in the page, for tools that read it back.
+//! The report model embedded in the page: written here, a window of turns at a time, and
+//! found and decoded here when a notebook is read back.
 
 use base64::Engine as _;
+use std::borrow::Cow;
+use std::ops::Range;
 
+use crate::report::compat::{self, CompatError, ReadBack};
 use crate::report::model::{Report, TurnView};
+
+/// Why a notebook's embedded report could not be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    /// No element with `id="tracebook-report"`.
+    #[error(
+        "no embedded report (an element with id=\"tracebook-report\"); is it a tracebook notebook?"
+    )]
+    NoReport,
+    /// The element's compressed data cannot be decoded.
+    #[error("the embedded report cannot be decoded: {0}")]
+    Encoding(String),
+    /// The decoded JSON cannot be read as a report.
+    #[error(transparent)]
+    Report(#[from] CompatError),
+}
+
+/// Reads the report embedded in a notebook through the compatibility projection.
+pub fn read(html: &str) -> Result<ReadBack, EmbedError> {
+    Ok(compat::from_json(&json(html)?)?)
+}
+
+/// Where a notebook's embedded report element is: its opening tag, and its text, which ends
+/// at the element's own end tag (`<template>` today, `<script>` in earlier notebooks).
+///
+/// The attribute is looked for inside a tag only: the same words in the transcript's text (a
+/// session that grepped a notebook) are text, where a `<` is always escaped, so the nearest `<`
+/// before them is followed by a `>` first.
+pub fn element(html: &str) -> Option<(Range<usize>, Range<usize>)> {
+    const ATTR: &str = "id=\"tracebook-report\"";
+    let mut from = 0;
+    while let Some(found) = html[from..].find(ATTR) {
+        let at = from + found;
+        from = at + ATTR.len();
+        let Some(tag_start) = html[..at].rfind('<') else {
+            continue;
+        };
+        if html[tag_start..at].contains('>') {
+            continue;
+        }
+        let Some(name) = html[tag_start + 1..at].split_ascii_whitespace().next() else {
+            continue;
+        };
+        if !matches!(name, "template" | "script") {
+            continue;
+        }
+        let open_end = html[at..].find('>')? + at + 1;
+        let close = html[open_end..].find(&format!("</{name}>"))? + open_end;
+        return Some((tag_start..open_end, open_end..close));
+    }
+    None
+}
+
+/// The most a compressed embedded report may expand to (a notebook is untrusted input).
+const MAX_DECODED: u64 = 4 << 30;
+
+/// The embedded report's JSON text, taken from a notebook's HTML: plain JSON in the first
+/// notebooks, then gzip in base64 (`data-encoding="gzip+base64"`), now zstd in base64
+/// (`data-encoding="zstd+base64"`).
+pub fn json(html: &str) -> Result<Cow<'_, str>, EmbedError> {
+    use std::io::Read as _;
+    let (tag, body) = element(html).ok_or(EmbedError::NoReport)?;
+    let body = &html[body];
+    let tag = &html[tag];
+    let zstd = tag.contains("data-encoding=\"zstd+base64\"");
+    if !zstd && !tag.contains("data-encoding=\"gzip+base64\"") {
+        return Ok(Cow::Borrowed(body));
+    }
+    let encoding = |e: std::io::Error| EmbedError::Encoding(e.to_string());
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(body.trim())
+        .map_err(|e| EmbedError::Encoding(e.to_string()))?;
+    let reader: Box<dyn std::io::Read + '_> = if zstd {
+        Box::new(zstd::stream::read::Decoder::new(bytes.as_slice()).map_err(encoding)?)
+    } else {
+        Box::new(flate2::read::GzDecoder::new(bytes.as_slice()))
+    };
+    let mut text = String::new();
+    reader
+        .take(MAX_DECODED)
+        .read_to_string(&mut text)
+        .map_err(encoding)?;
+    Ok(Cow::Owned(text))
+}
 
 /// The report model as zstd-compressed JSON in base64: inert inside its `<template>` element
 /// (base64 has neither `<` nor `&`), and a small fraction of the JSON's size. The JSON is
@@ -90,6 +178,45 @@ mod tests {
     use super::*;
 
     #[test]
+    fn finds_the_embedded_report() -> anyhow::Result<()> {
+        let html = r#"<p>x</p><script type="application/json" id="tracebook-report">{"a":"\u003c/script\u003e"}</script>"#;
+        let text = json(html)?;
+        let v: serde_json::Value = serde_json::from_str(&text)?;
+        assert_eq!(v["a"], "</script>");
+        assert!(matches!(json("<p>"), Err(EmbedError::NoReport)));
+        Ok(())
+    }
+
+    #[test]
+    fn gzip_and_zstd_elements_read_back_from_scripts_and_templates() -> anyhow::Result<()> {
+        use base64::Engine as _;
+        use std::io::Write as _;
+        let text = r#"{"schema_version":1,"a":"</script>"}"#;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(text.as_bytes())?;
+        let b64 = base64::engine::general_purpose::STANDARD;
+        for (encoding, bytes) in [
+            ("gzip+base64", gz.finish()?),
+            ("zstd+base64", zstd::encode_all(text.as_bytes(), 3)?),
+        ] {
+            let data = b64.encode(bytes);
+            // Earlier notebooks hold it in a script element, today's in a template; a page's
+            // own scripts follow it.
+            let script = format!(
+                "<script type=\"application/octet-stream\" id=\"tracebook-report\" \
+                 data-encoding=\"{encoding}\">{data}</script><script>x()</script>"
+            );
+            let template = format!(
+                "<template id=\"tracebook-report\" data-encoding=\"{encoding}\">{data}</template>\
+                 <script>x()</script>"
+            );
+            assert_eq!(json(&script)?, text, "{encoding}");
+            assert_eq!(json(&template)?, text, "{encoding}");
+        }
+        Ok(())
+    }
+
+    #[test]
     fn the_embedded_report_cannot_close_its_element_and_reads_back() -> anyhow::Result<()> {
         let mut report: Report = serde_json::from_value(serde_json::json!({
             "schema_version": 1,
@@ -110,7 +237,7 @@ mod tests {
         let html = format!(
             "<template id=\"tracebook-report\" data-encoding=\"zstd+base64\">{data}</template>"
         );
-        let back = crate::report::compat::read(&html)?;
+        let back = read(&html)?;
         assert_eq!(back.report, report);
         Ok(())
     }

@@ -6,7 +6,7 @@
 //! network load. The report model is embedded as inert JSON for tools that read it back.
 
 mod assets;
-mod embed;
+pub mod embed;
 pub mod highlight;
 mod index;
 pub mod markdown;

@@ -1,33 +1,22 @@
-//! Reading back the report model embedded in a notebook (`tracebook rerender`), including
-//! reports of older schema versions or missing newer fields.
+//! Reading back a report model's JSON (the one a notebook embeds, for `tracebook rerender`),
+//! including reports of older schema versions or missing newer fields.
 //!
 //! The compatibility projection is conservative: it fills what an old report lacks with the
 //! weakest claim, never a stronger one. A turn without a response status is `incomplete`; a tool
 //! call (or edit, or verification) without a status is `unknown`; a word this version does not
 //! know reads the same way. Totals are recomputed from the turns.
 
-use base64::Engine as _;
 use serde_json::{Map, Value as Json, json};
-use std::borrow::Cow;
-use std::ops::Range;
 
 use super::model::{Report, SCHEMA_VERSION};
 use super::summarize;
 
-/// Why a notebook could not be read back.
+/// Why an embedded report's JSON could not be read back.
 #[derive(Debug, thiserror::Error)]
 pub enum CompatError {
-    /// No element with `id="tracebook-report"`.
-    #[error(
-        "no embedded report (an element with id=\"tracebook-report\"); is it a tracebook notebook?"
-    )]
-    NoReport,
     /// The element does not hold JSON.
     #[error("the embedded report is not valid JSON: {0}")]
     Json(serde_json::Error),
-    /// The element's compressed data cannot be decoded.
-    #[error("the embedded report cannot be decoded: {0}")]
-    Encoding(String),
     /// Made by a newer tracebook.
     #[error(
         "the report has schema_version {found}, newer than this tracebook reads (up to {SCHEMA_VERSION}); \
@@ -53,72 +42,10 @@ pub struct ReadBack {
     pub notes: Vec<String>,
 }
 
-/// Where a notebook's embedded report element is: its opening tag, and its text, which ends
-/// at the element's own end tag (`<template>` today, `<script>` in earlier notebooks).
-///
-/// The attribute is looked for inside a tag only: the same words in the transcript's text (a
-/// session that grepped a notebook) are text, where a `<` is always escaped, so the nearest `<`
-/// before them is followed by a `>` first.
-pub fn embedded_element(html: &str) -> Option<(Range<usize>, Range<usize>)> {
-    const ATTR: &str = "id=\"tracebook-report\"";
-    let mut from = 0;
-    while let Some(found) = html[from..].find(ATTR) {
-        let at = from + found;
-        from = at + ATTR.len();
-        let Some(tag_start) = html[..at].rfind('<') else {
-            continue;
-        };
-        if html[tag_start..at].contains('>') {
-            continue;
-        }
-        let Some(name) = html[tag_start + 1..at].split_ascii_whitespace().next() else {
-            continue;
-        };
-        if !matches!(name, "template" | "script") {
-            continue;
-        }
-        let open_end = html[at..].find('>')? + at + 1;
-        let close = html[open_end..].find(&format!("</{name}>"))? + open_end;
-        return Some((tag_start..open_end, open_end..close));
-    }
-    None
-}
-
-/// The most a compressed embedded report may expand to (a notebook is untrusted input).
-const MAX_DECODED: u64 = 4 << 30;
-
-/// The embedded report's JSON text, taken from a notebook's HTML: plain JSON in the first
-/// notebooks, then gzip in base64 (`data-encoding="gzip+base64"`), now zstd in base64
-/// (`data-encoding="zstd+base64"`).
-pub fn embedded_json(html: &str) -> Result<Cow<'_, str>, CompatError> {
-    use std::io::Read as _;
-    let (tag, body) = embedded_element(html).ok_or(CompatError::NoReport)?;
-    let body = &html[body];
-    let tag = &html[tag];
-    let zstd = tag.contains("data-encoding=\"zstd+base64\"");
-    if !zstd && !tag.contains("data-encoding=\"gzip+base64\"") {
-        return Ok(Cow::Borrowed(body));
-    }
-    let encoding = |e: std::io::Error| CompatError::Encoding(e.to_string());
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(body.trim())
-        .map_err(|e| CompatError::Encoding(e.to_string()))?;
-    let reader: Box<dyn std::io::Read + '_> = if zstd {
-        Box::new(zstd::stream::read::Decoder::new(bytes.as_slice()).map_err(encoding)?)
-    } else {
-        Box::new(flate2::read::GzDecoder::new(bytes.as_slice()))
-    };
-    let mut text = String::new();
-    reader
-        .take(MAX_DECODED)
-        .read_to_string(&mut text)
-        .map_err(encoding)?;
-    Ok(Cow::Owned(text))
-}
-
-/// Reads the report embedded in a notebook through the compatibility projection.
-pub fn read(html: &str) -> Result<ReadBack, CompatError> {
-    let mut doc: Json = serde_json::from_str(&embedded_json(html)?).map_err(CompatError::Json)?;
+/// Reads a report model's JSON text (as a notebook embeds it) through the compatibility
+/// projection.
+pub fn from_json(json: &str) -> Result<ReadBack, CompatError> {
+    let mut doc: Json = serde_json::from_str(json).map_err(CompatError::Json)?;
     let from_version = doc
         .get("schema_version")
         .and_then(Json::as_u64)
@@ -381,48 +308,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn finds_the_embedded_report() -> anyhow::Result<()> {
-        let html = r#"<p>x</p><script type="application/json" id="tracebook-report">{"a":"\u003c/script\u003e"}</script>"#;
-        let text = embedded_json(html)?;
-        let v: Json = serde_json::from_str(&text)?;
-        assert_eq!(v["a"], "</script>");
-        assert!(matches!(embedded_json("<p>"), Err(CompatError::NoReport)));
-        Ok(())
-    }
-
-    #[test]
-    fn gzip_and_zstd_elements_read_back_from_scripts_and_templates() -> anyhow::Result<()> {
-        use base64::Engine as _;
-        use std::io::Write as _;
-        let json = r#"{"schema_version":1,"a":"</script>"}"#;
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        gz.write_all(json.as_bytes())?;
-        let b64 = base64::engine::general_purpose::STANDARD;
-        for (encoding, bytes) in [
-            ("gzip+base64", gz.finish()?),
-            ("zstd+base64", zstd::encode_all(json.as_bytes(), 3)?),
-        ] {
-            let data = b64.encode(bytes);
-            // Earlier notebooks hold it in a script element, today's in a template; a page's
-            // own scripts follow it.
-            let script = format!(
-                "<script type=\"application/octet-stream\" id=\"tracebook-report\" \
-                 data-encoding=\"{encoding}\">{data}</script><script>x()</script>"
-            );
-            let template = format!(
-                "<template id=\"tracebook-report\" data-encoding=\"{encoding}\">{data}</template>\
-                 <script>x()</script>"
-            );
-            assert_eq!(embedded_json(&script)?, json, "{encoding}");
-            assert_eq!(embedded_json(&template)?, json, "{encoding}");
-        }
-        Ok(())
-    }
-
-    #[test]
     fn a_newer_schema_is_refused() {
-        let html = r#"<script type="application/json" id="tracebook-report">{"schema_version": 99}</script>"#;
-        assert!(matches!(read(html), Err(CompatError::Newer { found: 99 })));
+        assert!(matches!(
+            from_json(r#"{"schema_version": 99}"#),
+            Err(CompatError::Newer { found: 99 })
+        ));
     }
 
     #[test]

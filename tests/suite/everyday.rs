@@ -455,7 +455,7 @@ fn turn_selection_keeps_original_numbers_and_drops_the_rest() -> anyhow::Result<
 
 /// The report model embedded in a notebook.
 fn embedded(html: &str) -> anyhow::Result<Json> {
-    let text = tracebook::report::compat::embedded_json(html)?;
+    let text = tracebook::render::embed::json(html)?;
     Ok(serde_json::from_str(&text)?)
 }
 

@@ -123,7 +123,7 @@ fn transcript_text_is_escaped() -> anyhow::Result<()> {
         !data.contains('<') && !data.contains('&'),
         "the embedded report can close its element or hold markup"
     );
-    let model = tracebook::report::compat::embedded_json(&html)?;
+    let model = tracebook::render::embed::json(&html)?;
     assert!(
         model.contains("<script>alert('a')</script>"),
         "it holds the text as written"

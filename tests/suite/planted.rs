@@ -602,7 +602,7 @@ fn every_pasted_secret_class_in_every_field_of_every_harness_is_redacted() -> an
                     tracebook::pipeline::report(&input, &crate::pinned(&set, Some(&case.harness)))?;
                 let json = serde_json::to_string_pretty(&report)?;
                 let html = tracebook::render::html(&report)?;
-                let embedded = tracebook::report::compat::embedded_json(&html)?;
+                let embedded = tracebook::render::embed::json(&html)?;
                 for (surface, body) in [
                     ("visible page", visible(&html)),
                     ("embedded report", embedded.into_owned()),
@@ -781,7 +781,7 @@ fn secret_named_keys_in_tool_input_objects_are_redacted_in_every_harness() -> an
                 tracebook::pipeline::report(&input, &crate::pinned(&set, Some(&case.harness)))?;
             let json = serde_json::to_string_pretty(&report)?;
             let html = tracebook::render::html(&report)?;
-            let embedded = tracebook::report::compat::embedded_json(&html)?;
+            let embedded = tracebook::render::embed::json(&html)?;
             for (surface, body) in [
                 ("visible page", visible(&html)),
                 ("embedded report", embedded.into_owned()),
@@ -1138,7 +1138,7 @@ fn identity_planted_in_any_field_of_any_harness_never_reaches_output() -> anyhow
                 tracebook::pipeline::report(&input, &crate::pinned(&set, Some(&case.harness)))?;
             let json = serde_json::to_string_pretty(&report)?;
             let page = tracebook::render::html(&report)?;
-            let embedded = tracebook::report::compat::embedded_json(&page)?.into_owned();
+            let embedded = tracebook::render::embed::json(&page)?.into_owned();
             let visible = visible_text(&page)?;
             let mut seen_class = BTreeSet::new();
             let mut leaked_class = BTreeSet::new();
