@@ -7,6 +7,7 @@
 
 mod assets;
 pub mod embed;
+pub mod gfm;
 pub mod highlight;
 mod index;
 pub mod markdown;
