@@ -13,7 +13,7 @@ use std::process::Command;
 
 use criterion::{Criterion, Throughput};
 use tracebook::adapters::AdapterSet;
-use tracebook::adapters::load::load_session;
+use tracebook::adapters::input::load_session;
 use tracebook::privacy::{self, Options, Policy};
 use tracebook::report::{self, RunInfo};
 use tracebook::{projection, render};

@@ -81,13 +81,14 @@ fn main() {
     let mut total: BTreeMap<String, usize> = BTreeMap::new();
     let mut inputs = 0;
     for path in args.iter().filter(|a| !a.starts_with("--")) {
-        let loaded = match tracebook::adapters::load::load(Path::new(path), &set, None) {
-            Ok(l) => l,
-            Err(e) => {
-                eprintln!("{path}: skipped: {e}");
-                continue;
-            }
-        };
+        let loaded =
+            match tracebook::adapters::input::load_session(Path::new(path), &set, None, None) {
+                Ok(l) => l,
+                Err(e) => {
+                    eprintln!("{path}: skipped: {e}");
+                    continue;
+                }
+            };
         inputs += 1;
         let mut found = Vec::new();
         match serde_json::to_value(&loaded.session) {

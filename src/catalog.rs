@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::adapters::spec::{DiscoverSpec, RootSpec};
-use crate::adapters::{AdapterSet, load::display_name};
+use crate::adapters::{AdapterSet, pattern::display_name};
 use crate::report::model::Report;
 
 /// A session found on disk, not yet read.
@@ -61,12 +61,12 @@ pub fn discover(set: &AdapterSet, var: &dyn Fn(&str) -> Option<OsString>) -> Vec
             // A FIFO, a device or a dangling link where a session file should be is listed, so
             // that reading it fails with its name and why, never opened here (a FIFO would
             // block).
-            if crate::adapters::load::special_kind(&path).is_some() || !path.exists() {
+            if crate::adapters::input::special_kind(&path).is_some() || !path.exists() {
                 out.push(Found::file(name, path));
                 continue;
             }
             // A storage tree or a database holds many sessions: one row for each.
-            match crate::adapters::load::sessions_in(&path, set, name) {
+            match crate::adapters::input::sessions_in(&path, set, name) {
                 Some(ids) => out.extend(ids.into_iter().map(|id| Found {
                     harness: name.clone(),
                     path: path.clone(),

@@ -5,7 +5,7 @@
 //! Each stage is a function from one owned type to the next; [`pipeline::report`] runs stages
 //! 1 to 5 for every command, and [`cmd`] holds the commands on top of it.
 //!
-//! 1. [`adapters`]: [`load_session(path, &AdapterSet, harness, session)`](adapters::load::load_session)
+//! 1. [`adapters`]: [`load_session(path, &AdapterSet, harness, session)`](adapters::input::load_session)
 //!    `-> Loaded { session, warnings, skipped }`. An adapter is a YAML file (built-in or from
 //!    `--adapters DIR`) interpreted by the same Rust for every harness. Vendor words become
 //!    canonical values in [`adapters::normalize`], the one seam.

@@ -42,7 +42,7 @@ impl<'a> Options<'a> {
 pub fn report(input: &Path, options: &Options<'_>) -> anyhow::Result<(Report, Vec<Warning>)> {
     let set = options.adapters;
     let loaded = stage("load", || {
-        adapters::load::load_session(input, set, options.harness, options.session)
+        adapters::input::load_session(input, set, options.harness, options.session)
     })?;
     let label = set
         .get(&loaded.session.harness)

@@ -2,18 +2,19 @@
 //!
 //! - [`spec`]: the adapter language (serde structs, validated at load);
 //! - [`builtin`]: the embedded defaults; a user folder adds or replaces them file by file;
-//! - [`load`]: reading input files and detecting their harness;
+//! - [`input`]: reading input files (folder trees and SQLite databases too) and detecting
+//!   their harness;
+//! - [`pattern`]: the one file-name pattern dialect;
 //! - `interpret`: applying an adapter's rules to records;
-//! - `joined`: folder trees and SQLite databases joined into records;
 //! - `needs`: what of a record an adapter reads, so lines are parsed into only that;
 //! - [`normalize`]: the single seam where vendor words become canonical values.
 
 pub mod builtin;
+pub mod input;
 pub(crate) mod interpret;
-pub(crate) mod joined;
-pub mod load;
 pub(crate) mod needs;
 pub mod normalize;
+pub mod pattern;
 pub mod spec;
 
 use std::collections::BTreeMap;

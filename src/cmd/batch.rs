@@ -383,7 +383,7 @@ pub fn render_all(
             bar.inc(1);
             let entry = ManifestEntry {
                 harness: f.harness.clone(),
-                name: user_strings(&job).text(&crate::adapters::load::display_name(&f.path)),
+                name: user_strings(&job).text(&crate::adapters::pattern::display_name(&f.path)),
                 size: now.0,
                 mtime_ns: now.1,
                 row,

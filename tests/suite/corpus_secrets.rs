@@ -62,7 +62,9 @@ fn the_corpus_keeps_every_sha_uuid_hash_id_and_identifier() -> anyhow::Result<()
             .collect();
         entries.sort();
         for path in entries {
-            let Ok(loaded) = tracebook::adapters::load::load(&path, &set, Some(harness)) else {
+            let Ok(loaded) =
+                tracebook::adapters::input::load_session(&path, &set, Some(harness), None)
+            else {
                 continue;
             };
             inputs += 1;

@@ -306,7 +306,8 @@ fn a_secret_planted_in_any_field_of_any_harness_never_reaches_output() -> anyhow
                     break;
                 }
             }
-            let Ok(loaded) = tracebook::adapters::load::load(&input, &set, Some(&case.harness))
+            let Ok(loaded) =
+                tracebook::adapters::input::load_session(&input, &set, Some(&case.harness), None)
             else {
                 continue;
             };
@@ -580,7 +581,8 @@ fn every_pasted_secret_class_in_every_field_of_every_harness_is_redacted() -> an
             let marker = format!("PLNTMARKER{target:06}");
             let tmp = tempfile::tempdir()?;
             let input = write(target, &marker, tmp.path())?;
-            let Ok(loaded) = tracebook::adapters::load::load(&input, &set, Some(&case.harness))
+            let Ok(loaded) =
+                tracebook::adapters::input::load_session(&input, &set, Some(&case.harness), None)
             else {
                 continue;
             };
@@ -756,7 +758,8 @@ fn secret_named_keys_in_tool_input_objects_are_redacted_in_every_harness() -> an
         for target in 0..objects {
             let tmp = tempfile::tempdir()?;
             let input = write(target, "plnt_marker", &marker, tmp.path())?;
-            let Ok(loaded) = tracebook::adapters::load::load(&input, &set, Some(&case.harness))
+            let Ok(loaded) =
+                tracebook::adapters::input::load_session(&input, &set, Some(&case.harness), None)
             else {
                 continue;
             };
@@ -1124,7 +1127,8 @@ fn identity_planted_in_any_field_of_any_harness_never_reaches_output() -> anyhow
                     break;
                 }
             }
-            let Ok(loaded) = tracebook::adapters::load::load(&input, &set, Some(&case.harness))
+            let Ok(loaded) =
+                tracebook::adapters::input::load_session(&input, &set, Some(&case.harness), None)
             else {
                 continue;
             };

@@ -1,0 +1,344 @@
+//! Which adapter reads an input, and in which of its layouts: by the records some adapter's
+//! detection recognises, by a storage tree's layout, or forced with `--harness`; and which
+//! file of a folder is its newest session.
+
+use serde_json::Value as Json;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::document::{MAX_DOCUMENT, parse_document};
+use super::joined;
+use super::json::parse_mended;
+use super::jsonl::{LineRead, MAX_LINE, long_line, read_line};
+use super::open::{Cut, Opened, open};
+use super::replay::JoinedRecord;
+use super::{InputError, JoinedRead, format_of, layouts};
+use crate::adapters::needs::Needs;
+use crate::adapters::pattern::{display_name, has_ending, wildcard};
+use crate::adapters::spec::{AdapterSpec, Condition, InputFormat, InputSpec};
+use crate::adapters::{Adapter, AdapterSet};
+
+/// How many records that some adapter's detection recognises are enough to decide a file's
+/// harness. Records no adapter recognises (bookkeeping a harness writes first, however many)
+/// are read past and do not count.
+const DETECT_RECORDS: usize = 50;
+
+/// A storage tree found in a folder: the adapter and layout whose tree it is, its root, and
+/// its (latest) session as detection read it.
+pub(super) struct FoundTree<'a> {
+    pub(super) adapter: &'a Adapter,
+    pub(super) layout: &'a InputSpec,
+    pub(super) root: PathBuf,
+    pub(super) read: JoinedRead<'a>,
+}
+
+/// Picks the adapter and input layout whose detection rules match most of the file's first
+/// records. Each layout is tried when the file's ending fits it; an SQLite file is read
+/// through the layout's join.
+pub(super) fn detect_layout<'a>(
+    path: &Path,
+    set: &'a AdapterSet,
+) -> Result<(&'a Adapter, &'a InputSpec), InputError> {
+    let sqlite = joined::is_sqlite(path);
+    // Why a database layout could not read the file, for the message when nothing fits.
+    let mut database: Option<String> = None;
+    let mut head: Option<Vec<Json>> = None;
+    // Why the first lines gave no record, when a line was too long to read.
+    let mut unread: Option<String> = None;
+    let mut whole: Option<Json> = None;
+    let mut best: Option<(&Adapter, &InputSpec, usize)> = None;
+    for adapter in set.iter() {
+        let spec = &adapter.spec;
+        for layout in layouts(spec) {
+            if !layout.extensions.is_empty()
+                && !layout.extensions.iter().any(|e| has_ending(path, e))
+            {
+                continue;
+            }
+            let joined_records;
+            let records: Vec<&Json> = match format_of(layout, path) {
+                InputFormat::Tree => continue,
+                InputFormat::Sqlite => {
+                    if !sqlite {
+                        if !layout.extensions.is_empty() {
+                            database.get_or_insert_with(|| {
+                                "not an SQLite database (its first bytes are not the SQLite \
+                                 header), though its name says it is one"
+                                    .to_owned()
+                            });
+                        }
+                        continue;
+                    }
+                    joined_records =
+                        match joined::read(path, layout, None, None, &|r| r, &mut Vec::new()) {
+                            Ok(j) => j.records,
+                            Err(e) => {
+                                database = Some(format!(
+                                    "an SQLite database the {} adapter cannot read: {e}",
+                                    spec.label
+                                ));
+                                Vec::new()
+                            }
+                        };
+                    recognised(set, joined_records.iter()).collect()
+                }
+                InputFormat::Jsonl => {
+                    if head.is_none() {
+                        let (records, note) = first_records(path, set)?;
+                        head = Some(records);
+                        unread = note;
+                    }
+                    head.iter().flatten().collect()
+                }
+                InputFormat::Json => {
+                    if whole.is_none() {
+                        let fits = std::fs::metadata(path).is_ok_and(|m| m.len() <= MAX_DOCUMENT);
+                        whole = fits
+                            .then(|| std::fs::read(path).ok())
+                            .flatten()
+                            .and_then(|b| parse_document(&b, "", &mut Vec::new()).ok());
+                    }
+                    let at = layout.records_at.as_deref().unwrap_or("");
+                    match whole.as_ref().and_then(|d| d.pointer(at)) {
+                        Some(Json::Array(a)) => recognised(set, a.iter()).collect(),
+                        _ => Vec::new(),
+                    }
+                }
+            };
+            let score = records
+                .iter()
+                .filter(|r| spec.detect.iter().any(|c| detect_holds(c, r)))
+                .count();
+            if score > 0 && best.is_none_or(|(_, _, s)| score > s) {
+                best = Some((adapter, layout, score));
+            }
+        }
+    }
+    if let Some((a, l, _)) = best {
+        return Ok((a, l));
+    }
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        return Err(InputError::Empty {
+            path: path.to_owned(),
+        });
+    }
+    if let Some(reason) = database {
+        return Err(InputError::Database {
+            path: path.to_owned(),
+            reason,
+        });
+    }
+    if let (Some(reason), true) = (unread, head.as_ref().is_none_or(Vec::is_empty)) {
+        return Err(InputError::Nothing {
+            path: path.to_owned(),
+            reason,
+        });
+    }
+    Err(InputError::Unrecognised {
+        path: path.to_owned(),
+        known: set.names().join(", "),
+    })
+}
+
+pub(super) fn detect_holds(cond: &Condition, record: &Json) -> bool {
+    // Detection conditions are record-level; reuse the interpreter's semantics.
+    crate::adapters::interpret::condition_holds(cond, record)
+}
+
+/// Whether some adapter's detection recognises a record.
+fn recognised_by_any(set: &AdapterSet, record: &Json) -> bool {
+    set.iter()
+        .any(|a| a.spec.detect.iter().any(|c| detect_holds(c, record)))
+}
+
+/// The first [`DETECT_RECORDS`] records some adapter recognises, reading past the others.
+fn recognised<'j>(
+    set: &AdapterSet,
+    records: impl Iterator<Item = &'j Json>,
+) -> impl Iterator<Item = &'j Json> {
+    records
+        .filter(|r| recognised_by_any(set, r))
+        .take(DETECT_RECORDS)
+}
+
+/// The first [`DETECT_RECORDS`] records of a JSONL file that some adapter recognises: leading
+/// records none recognises (a harness's bookkeeping, however long its run) are read past, to
+/// the end of the file if need be.
+///
+/// With them, the first line passed over for its length, or where a decompressed stream was
+/// cut, as a warning's text: what to say when no record at all could be read.
+fn first_records(path: &Path, set: &AdapterSet) -> Result<(Vec<Json>, Option<String>), InputError> {
+    let Opened { mut reader, cut } = open(path).map_err(|e| InputError::Io {
+        path: path.to_owned(),
+        error: e,
+    })?;
+    let mut records = Vec::new();
+    let mut line = Vec::new();
+    let (mut number, mut note) = (0, None);
+    let name = display_name(path);
+    loop {
+        line.clear();
+        number += 1;
+        match read_line(reader.as_mut(), &mut line, MAX_LINE) {
+            Ok(LineRead::Line) => {}
+            Ok(LineRead::TooLong(bytes)) => {
+                note.get_or_insert_with(|| long_line(&name, number, bytes).to_string());
+                continue;
+            }
+            Ok(LineRead::End) | Err(_) => break,
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_start_matches('\u{feff}').trim();
+        let parsed = parse_mended(text, |t| serde_json::from_str::<Json>(t));
+        if let Ok((rec @ Json::Object(_), _)) = parsed
+            && recognised_by_any(set, &rec)
+        {
+            records.push(rec);
+            if records.len() == DETECT_RECORDS {
+                break;
+            }
+        }
+    }
+    if let Some(cut) = cut.filter(Cut::passed) {
+        note.get_or_insert_with(|| cut.warning(&name, number).to_string());
+    }
+    Ok((records, note))
+}
+
+/// The newest main session file of a folder (subagent files excluded).
+pub(super) fn newest_session_file(
+    dir: &Path,
+    set: &AdapterSet,
+    forced: Option<&Adapter>,
+) -> Result<PathBuf, InputError> {
+    let specs: Vec<&AdapterSpec> = match forced {
+        Some(a) => vec![&a.spec],
+        None => set.iter().map(|a| &a.spec).collect(),
+    };
+    let mut endings: Vec<&str> = Vec::new();
+    for ending in specs
+        .iter()
+        .flat_map(|s| s.input.extensions.iter().map(String::as_str))
+    {
+        // Several adapters read the same endings: each is named once.
+        if !endings.contains(&ending) {
+            endings.push(ending);
+        }
+    }
+    let io = |e| InputError::Io {
+        path: dir.to_owned(),
+        error: e,
+    };
+    let mut best: Option<(SystemTime, PathBuf)> = None;
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let path = entry.map_err(io)?.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let is_sub = specs.iter().any(|s| {
+            s.input
+                .subagent_files
+                .iter()
+                .filter(|p| !p.contains('/'))
+                .any(|p| wildcard(p, name))
+        });
+        if !path.is_file() || is_sub || !endings.iter().any(|e| has_ending(&path, e)) {
+            continue;
+        }
+        let modified = path
+            .metadata()
+            .and_then(|m| m.modified())
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        if best
+            .as_ref()
+            .is_none_or(|(t, p)| (modified, &path) > (*t, p))
+        {
+            best = Some((modified, path));
+        }
+    }
+    let mut named: Vec<&str> = Vec::new();
+    for e in endings {
+        if !named.contains(&e) {
+            named.push(e);
+        }
+    }
+    best.map(|(_, p)| p).ok_or_else(|| InputError::EmptyFolder {
+        path: dir.to_owned(),
+        endings: named.join(", "),
+    })
+}
+
+/// The first `tree` layout (of the forced adapter, or of any) whose session files are in `dir`,
+/// with what reading its (latest) session gave.
+pub(super) fn find_tree<'a>(
+    dir: &Path,
+    set: &'a AdapterSet,
+    forced: Option<&'a Adapter>,
+) -> Option<FoundTree<'a>> {
+    let adapters: Vec<&Adapter> = match forced {
+        Some(a) => vec![a],
+        None => set.iter().collect(),
+    };
+    adapters.into_iter().find_map(|a| {
+        layouts(&a.spec)
+            .filter(|l| l.format == InputFormat::Tree)
+            .find_map(|l| {
+                let root = joined::tree_root(dir, l.join.as_ref()?)?;
+                // A folder that merely looks like the layout must also hold records the
+                // adapter recognises, unless `--harness` names the adapter: then records it
+                // joins are enough (a tree whose ids lack the harness's usual prefix).
+                let mut warnings = Vec::new();
+                let needs = Needs::with_detection(&a.spec);
+                let keep = |rec| JoinedRecord::of(&a.spec, rec, true);
+                let read = joined::read(&root, l, None, Some(&needs), &keep, &mut warnings).ok()?;
+                let accepted = match forced {
+                    Some(_) => !read.records.is_empty(),
+                    None => read.records.iter().any(|r| r.recognised),
+                };
+                accepted.then_some(FoundTree {
+                    adapter: a,
+                    layout: l,
+                    root,
+                    read: JoinedRead {
+                        joined: read,
+                        warnings,
+                    },
+                })
+            })
+    })
+}
+
+/// The adapter whose storage-tree layout a folder has (its session files are there), when
+/// detection found none of its records.
+pub(super) fn tree_lookalike<'a>(dir: &Path, set: &'a AdapterSet) -> Option<&'a Adapter> {
+    set.iter().find(|a| {
+        layouts(&a.spec)
+            .filter(|l| l.format == InputFormat::Tree)
+            .any(|l| {
+                l.join
+                    .as_ref()
+                    .and_then(|j| joined::tree_root(dir, j))
+                    .is_some()
+            })
+    })
+}
+
+/// With `--harness`, the layout whose extension (or, for SQLite, header) fits the file.
+pub(super) fn forced_layout<'a>(path: &Path, adapter: &'a Adapter) -> &'a InputSpec {
+    let ext = extension(path);
+    let sqlite = joined::is_sqlite(path);
+    layouts(&adapter.spec)
+        .find(|l| {
+            (l.format == InputFormat::Sqlite) == sqlite
+                && l.format != InputFormat::Tree
+                && (l.extensions.is_empty() || l.extensions.contains(&ext))
+        })
+        .unwrap_or(&adapter.spec.input)
+}
+
+fn extension(path: &Path) -> String {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default()
+        .to_owned()
+}
