@@ -107,13 +107,7 @@ fn stages(c: &mut Criterion, input: &Path) -> anyhow::Result<()> {
     });
     group.bench_function("backstop", |b| {
         b.iter_batched(
-            || {
-                render::notebook(
-                    built.clone(),
-                    render::View::Full,
-                    render::Storage::default(),
-                )
-            },
+            || render::notebook(built.clone(), render::Storage::default()),
             |page| page.map(|mut p| p.final_scan()),
             criterion::BatchSize::LargeInput,
         )

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use crate::privacy;
-use crate::render;
+use crate::report::model;
 use crate::report::select::{TurnSelection, TurnSet};
 
 /// Turn a coding-agent session log into one self-contained, offline HTML notebook.
@@ -152,17 +152,20 @@ impl RenderArgs {
         }
     }
 
-    /// How the notebook is laid out: the view, and whether every turn is written as HTML.
-    pub fn view(&self) -> render::View {
-        self.view.into()
+    /// What the output keeps of each turn.
+    pub fn view(&self) -> model::View {
+        match self.view {
+            View::Full => model::View::Full,
+            View::Conversation => model::View::Conversation,
+        }
     }
 
-    /// Whether turns past the first part of the page may be stored compressed.
-    pub fn storage(&self) -> render::Storage {
+    /// How the notebook writes its turns.
+    pub fn storage(&self) -> model::Storage {
         if self.inline {
-            render::Storage::Inline
+            model::Storage::Inline
         } else {
-            render::Storage::default()
+            model::Storage::Stored
         }
     }
 }
@@ -235,15 +238,6 @@ pub enum View {
     Full,
     /// Prompts and responses only.
     Conversation,
-}
-
-impl From<View> for render::View {
-    fn from(view: View) -> Self {
-        match view {
-            View::Full => render::View::Full,
-            View::Conversation => render::View::Conversation,
-        }
-    }
 }
 
 /// `tracebook adapters …`.

@@ -17,9 +17,11 @@ fuzz_target!(|data: &[u8]| {
     }
     let names: Vec<String> = set.iter().map(|a| a.spec.name.clone()).collect();
     for name in names {
-        if let Ok((report, _)) =
-            tracebook::report_for(&log, set, Some(&name), &[], "2026-01-01T00:00:00Z".into())
-        {
+        let options = tracebook::pipeline::Options {
+            harness: Some(&name),
+            ..tracebook::pipeline::Options::new(set)
+        };
+        if let Ok((report, _)) = tracebook::pipeline::report(&log, &options) {
             let _ = tracebook::render::html(&report);
         }
     }

@@ -14,6 +14,7 @@ use std::time::UNIX_EPOCH;
 use crate::adapters::AdapterSet;
 use crate::catalog::{self, Entry, Filter, Found};
 use crate::cli::{Format, RenderArgs};
+use crate::cmd::render::{RenderOptions, render_session};
 use crate::cmd::{Exit, list};
 use crate::console::{self, Console};
 use crate::pipeline;
@@ -30,7 +31,7 @@ pub struct Manifest {
     /// Format version of this file.
     pub version: u32,
     /// A keyed digest of everything besides the source that shapes a notebook (tool version,
-    /// redactions, turn selection, adapters folder, strictness); a change re-renders
+    /// redactions, turn selection, view, storage, adapters folder, strictness); a change re-renders
     /// everything. Never the options themselves: `--redact` strings are what must not be
     /// shared (see `options_digest`).
     pub options: String,
@@ -286,10 +287,7 @@ fn try_render(job: &Job<'_>, found: &Found, file: &str) -> anyhow::Result<(Entry
         return Ok((row, None));
     }
     selected.map_err(anyhow::Error::msg)?;
-    let mut notebook = render::notebook(report, render::View::Full, render::Storage::default())
-        .context("rendering the notebook")?;
-    // The last scan, as for a single notebook: shape-only secret rules over what is written.
-    notebook.final_scan();
+    let (notebook, _) = render_session(report, &RenderOptions::of(job.args))?;
     let out = job.dir.join(file);
     console::write_output(&out, &notebook.pieces()).with_context(|| format!("writing {file}"))?;
     Ok((row, Some(file.to_owned())))
@@ -316,14 +314,16 @@ pub fn render_all(
     )?;
     let found = list::discover(set, &filter);
     let options = options_digest(&format!(
-        "tracebook {}; redact {:?}; keep images {}; turns {:?}; exclude {:?}; adapters {:?}; strict {}",
+        "tracebook {}; redact {:?}; keep images {}; turns {:?}; exclude {:?}; adapters {:?}; strict {}; view {:?}; storage {:?}",
         env!("CARGO_PKG_VERSION"),
         args.redact,
         args.keep_images,
         sel.turns.as_ref().map(ToString::to_string),
         sel.exclude.as_ref().map(ToString::to_string),
         args.adapters,
-        args.strict
+        args.strict,
+        args.view(),
+        args.storage()
     ));
     let old = Manifest::read(&dir)
         .filter(|m| m.options == options && !args.pick.force)

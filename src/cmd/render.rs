@@ -6,11 +6,13 @@ use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 
 use crate::adapters::AdapterSet;
-use crate::cli::{self, Format, RenderArgs};
+use crate::cli::{Format, RenderArgs};
 use crate::cmd::{Exit, batch, list};
 use crate::console::{self, Console};
 use crate::pipeline::{self, stage};
-use crate::{privacy, render, report};
+use crate::render::{self, Notebook};
+use crate::report::model::{Report, Storage, View};
+use crate::{privacy, report};
 
 /// Renders one session, or every listed one with `--all`.
 pub fn run(args: &RenderArgs) -> anyhow::Result<Exit> {
@@ -49,42 +51,13 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Strict);
     }
     let summary = report.summary;
-    // The last scan: shape-only secret rules over exactly what is written.
-    let mut page = None;
-    let mut json = String::new();
-    let caught = match args.format {
-        Format::Html => {
-            let mut notebook = stage("render", || {
-                render::notebook(report, args.view(), args.storage())
-            })
-            .context("rendering the notebook")?;
-            let caught = stage("final scan", || notebook.final_scan()) + notebook.caught;
-            page = Some(notebook);
-            caught
-        }
-        Format::Json => {
-            if args.view == cli::View::Conversation {
-                report = render::conversation_only(report);
-            }
-            json = serde_json::to_string_pretty(&report).context("writing the report")?;
-            json.push('\n');
-            let (scanned, caught) = stage("final scan", || privacy::secrets::backstop(&json));
-            if let std::borrow::Cow::Owned(s) = scanned {
-                json = s;
-            }
-            caught
-        }
-    };
+    let (output, caught) = render_session(report, &RenderOptions::of(args))?;
     if caught > 0 {
         console.note(&format!(
             "the final scan redacted {caught} secret(s) the earlier stages missed"
         ));
     }
-    let pieces = match &page {
-        Some(notebook) => notebook.pieces(),
-        None => vec![json.as_str()],
-    };
-    stage("write", || console::write_output(&out, &pieces))?;
+    stage("write", || console::write_output(&out, &output.pieces()))?;
     if out.as_os_str() != "-" {
         let s = &summary;
         console.done(&format!(
@@ -99,6 +72,77 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<Exit> {
         ));
     }
     Ok(Exit::Success)
+}
+
+/// How a session's report becomes what is written: the same for one session and for every
+/// session of `--all`.
+#[derive(Debug, Clone, Copy)]
+pub struct RenderOptions {
+    /// A notebook or the JSON report.
+    pub format: Format,
+    /// What is kept of each turn.
+    pub view: View,
+    /// How the notebook writes its turns.
+    pub storage: Storage,
+}
+
+impl RenderOptions {
+    /// The options `render` was given.
+    pub fn of(args: &RenderArgs) -> Self {
+        RenderOptions {
+            format: args.format,
+            view: args.view(),
+            storage: args.storage(),
+        }
+    }
+}
+
+/// What a render writes.
+pub enum Output {
+    /// A notebook, in its pieces.
+    Html(Notebook),
+    /// The report as JSON.
+    Json(String),
+}
+
+impl Output {
+    /// The pieces to write, in order.
+    pub fn pieces(&self) -> Vec<&str> {
+        match self {
+            Output::Html(notebook) => notebook.pieces(),
+            Output::Json(json) => vec![json.as_str()],
+        }
+    }
+}
+
+/// Applies the view to a report and records it with the storage, renders the notebook (or
+/// the JSON report), and runs the last scan, shape-only secret rules over exactly what is
+/// written. Returns it with the number of secrets that scan redacted.
+pub fn render_session(
+    mut report: Report,
+    options: &RenderOptions,
+) -> anyhow::Result<(Output, usize)> {
+    report::select::view(&mut report, options.view);
+    report.storage = options.storage;
+    Ok(match options.format {
+        Format::Html => {
+            let mut notebook = stage("render", || {
+                render::notebook(report, options.storage.into())
+            })
+            .context("rendering the notebook")?;
+            let caught = stage("final scan", || notebook.final_scan()) + notebook.caught;
+            (Output::Html(notebook), caught)
+        }
+        Format::Json => {
+            let mut json = serde_json::to_string_pretty(&report).context("writing the report")?;
+            json.push('\n');
+            let (scanned, caught) = stage("final scan", || privacy::secrets::backstop(&json));
+            if let std::borrow::Cow::Owned(s) = scanned {
+                json = s;
+            }
+            (Output::Json(json), caught)
+        }
+    })
 }
 
 /// Refuses an output that is the input itself, or a link to it (symbolic or hard), or, for a

@@ -3,26 +3,31 @@
 
 use anyhow::Context as _;
 
-use crate::cli::RerenderArgs;
+use crate::cli::{Format, RerenderArgs};
 use crate::cmd::Exit;
+use crate::cmd::render::{RenderOptions, render_session};
 use crate::console::{self, Console, shown};
-use crate::{privacy, render, report};
+use crate::{privacy, report};
 
 /// Reads the embedded report (any past schema), redacts it again, writes the notebook.
 pub fn run(args: &RerenderArgs) -> anyhow::Result<Exit> {
     let console = Console::new(args.quiet, false);
     let name = shown(&args.input.display().to_string()).into_owned();
     let html = std::fs::read_to_string(&args.input).with_context(|| format!("reading {name}"))?;
-    let back = render::embed::read(&html).with_context(|| name.clone())?;
+    let back = crate::render::embed::read(&html).with_context(|| name.clone())?;
     // Today's privacy stage over what the old notebook holds, before anything is rendered.
     let (mut report, redacted) =
         privacy::report(&back.report, &args.privacy()).context("redacting the embedded report")?;
     drop(back.report);
     report::select::apply(&mut report, &args.select.selection()).map_err(anyhow::Error::msg)?;
-    let mut notebook = render::notebook(report, render::View::Full, render::Storage::default())
-        .context("rendering the notebook")?;
-    // A notebook written by an older version passes the final scan of this one.
-    notebook.final_scan();
+    // The page is what it was: the view and the storage the report records. A notebook
+    // written by an older version passes the final scan of this one.
+    let options = RenderOptions {
+        format: Format::Html,
+        view: report.view,
+        storage: report.storage,
+    };
+    let (notebook, _) = render_session(report, &options)?;
     let out = args.output.clone().unwrap_or_else(|| args.input.clone());
     console::write_output(&out, &notebook.pieces())?;
     for note in &back.notes {

@@ -20,7 +20,9 @@ mod turns;
 
 use askama::Template;
 
-use crate::report::model::{OutcomeView, Report, TurnView};
+pub use crate::report::model::View;
+use crate::report::model::{Report, TurnView};
+use crate::report::select;
 use assets::{CSP, CSS, DECODER, JS};
 use embed::EmbeddedReport;
 pub use index::{IndexRow, ParentLink, index};
@@ -34,17 +36,6 @@ pub use turns::human_size;
 use turns::{SubagentTemplate, TurnsTemplate};
 
 use highlight::Highlighter;
-
-/// What a notebook holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum View {
-    /// Prompts, process, responses and outcomes.
-    #[default]
-    Full,
-    /// Prompts and responses only; process steps, outcomes and unlinked subagents are left
-    /// out of the file, the embedded report model included.
-    Conversation,
-}
 
 /// Room for what a page holds besides its turns, blocks and data: styles, script, the turn
 /// list and the strip (a long session's turn list is most of it).
@@ -126,37 +117,26 @@ impl Part {
 const STORED_AT: &str = "<tracebook-stored/>";
 const DATA_AT: &str = "<tracebook-data/>";
 
-/// Renders the whole notebook in the full view, from a copy of the report.
+/// Renders the whole notebook, from a copy of the report.
 pub fn html(report: &Report) -> askama::Result<String> {
-    html_with(report, View::Full)
+    notebook(report.clone(), Storage::default()).map(|n| n.html())
 }
 
-/// Renders the whole notebook in the given view, from a copy of the report.
+/// Renders the whole notebook in the given view ([`select::view`]), from a copy of the
+/// report.
 pub fn html_with(report: &Report, view: View) -> askama::Result<String> {
-    notebook(report.clone(), view, Storage::default()).map(|n| n.html())
+    let mut report = report.clone();
+    select::view(&mut report, view);
+    notebook(report, Storage::default()).map(|n| n.html())
 }
 
-/// Renders the whole notebook in the given view, with the turns written as asked. The report
-/// is taken over: each turn is let go once it is rendered.
-pub fn notebook(report: Report, view: View, storage: Storage) -> askama::Result<Notebook> {
-    match view {
-        View::Full => page(report, view, storage),
-        View::Conversation => page(conversation_only(report), view, storage),
-    }
+/// Renders the whole notebook of a report, in the view the report records, with the turns
+/// written as asked. The report is taken over: each turn is let go once it is rendered.
+pub fn notebook(report: Report, storage: Storage) -> askama::Result<Notebook> {
+    page(report, storage)
 }
 
-/// The report without anything but prompts and responses (and the session facts).
-/// The report of `--view conversation`: prompts and responses, no process steps or outcomes.
-pub fn conversation_only(mut report: Report) -> Report {
-    for turn in &mut report.turns {
-        turn.steps.clear();
-        turn.outcome = OutcomeView::default();
-    }
-    report.unlinked_subagents.clear();
-    report
-}
-
-fn page(mut report: Report, view: View, storage: Storage) -> askama::Result<Notebook> {
+fn page(mut report: Report, storage: Storage) -> askama::Result<Notebook> {
     // What the page shows of the turns outside their own HTML (the turn list, the strip, the
     // title) is taken first. Then each window of turns is rendered (on every core) while it
     // is written into the embedded report, and let go: the page's text is never held twice.
@@ -235,7 +215,7 @@ fn page(mut report: Report, view: View, storage: Storage) -> askama::Result<Note
         stored: SafeHtml::rendered(STORED_AT.to_owned()),
         data: SafeHtml::rendered(DATA_AT.to_owned()),
         title,
-        conversation: view == View::Conversation,
+        conversation: report.view == View::Conversation,
         overview,
     }
     .render_into(&mut html)?;

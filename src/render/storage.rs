@@ -35,6 +35,16 @@ impl Default for Storage {
     }
 }
 
+impl From<crate::report::model::Storage> for Storage {
+    /// The storage a report records: the default budget, or every turn inline.
+    fn from(storage: crate::report::model::Storage) -> Self {
+        match storage {
+            crate::report::model::Storage::Stored => Self::default(),
+            crate::report::model::Storage::Inline => Self::Inline,
+        }
+    }
+}
+
 /// The HTML of turns a page writes inline before it stores the rest compressed.
 pub const INLINE_BYTES: usize = 512 * 1024;
 /// The HTML of stored turns compressed together in one block.

@@ -84,6 +84,8 @@ pub fn build(
             })
             .collect(),
         selection: None,
+        view: View::Full,
+        storage: Storage::Stored,
     }
 }
 

@@ -40,6 +40,51 @@ pub struct Report {
     /// Present when only some turns were kept (`--turns`, `--exclude-turns`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selection: Option<Selection>,
+    /// `conversation` when only prompts and responses were kept (`--view conversation`): the
+    /// process steps, outcomes and unlinked subagents are absent, not hidden. Left out of the
+    /// JSON for the full view.
+    #[serde(default, skip_serializing_if = "View::is_full")]
+    pub view: View,
+    /// `inline` when the notebook writes every turn as HTML (`--inline`). Left out of the JSON
+    /// for the default, where turns past the first part of the page are stored compressed.
+    #[serde(default, skip_serializing_if = "Storage::is_stored")]
+    pub storage: Storage,
+}
+
+/// What a report keeps of each turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum View {
+    /// Prompts, process steps, responses and outcomes.
+    #[default]
+    Full,
+    /// Prompts and responses only.
+    Conversation,
+}
+
+impl View {
+    /// Whether this is the full view (the default, not written).
+    pub fn is_full(&self) -> bool {
+        *self == View::Full
+    }
+}
+
+/// How a notebook writes its turns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Storage {
+    /// Turns past the first part of the page stored compressed and shown by its script.
+    #[default]
+    Stored,
+    /// Every turn as HTML, readable with JavaScript off.
+    Inline,
+}
+
+impl Storage {
+    /// Whether this is the default (not written).
+    pub fn is_stored(&self) -> bool {
+        *self == Storage::Stored
+    }
 }
 
 /// Which turns a report keeps, when not all of them.

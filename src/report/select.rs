@@ -1,11 +1,12 @@
-//! Turn selection (`--turns 3-7,12`, `--exclude-turns 5`): a step on the report model, so
-//! every view rendered from it sees only the kept turns. Kept turns keep their numbers and
-//! anchors; the left-out ones are absent from the model, not hidden.
+//! Turn selection (`--turns 3-7,12`, `--exclude-turns 5`) and the conversation view
+//! (`--view conversation`): steps on the report model, each recorded in it, so every page and
+//! JSON file made from it, and every later `rerender`, sees only what was kept. Kept turns keep
+//! their numbers and anchors; what is left out is absent from the model, not hidden.
 
 use std::collections::BTreeSet;
 use std::fmt;
 
-use super::model::{Report, Selection};
+use super::model::{OutcomeView, Report, Selection, View};
 use super::summarize;
 
 /// A set of 1-based turn numbers, written as `3-7,12`.
@@ -110,6 +111,21 @@ pub fn apply(report: &mut Report, sel: &TurnSelection) -> Result<(), String> {
         of: before,
     });
     Ok(())
+}
+
+/// Keeps what `view` shows and records it: the conversation view drops every turn's process
+/// steps and outcome and the unlinked subagents, leaving prompts, responses and the session's
+/// facts and totals. A report already in the conversation view stays in it.
+pub fn view(report: &mut Report, view: View) {
+    if view == View::Full {
+        return;
+    }
+    for turn in &mut report.turns {
+        turn.steps.clear();
+        turn.outcome = OutcomeView::default();
+    }
+    report.unlinked_subagents.clear();
+    report.view = View::Conversation;
 }
 
 #[cfg(test)]

@@ -630,14 +630,14 @@ fn wait_until(page: &Opened, expr: &str) -> anyhow::Result<()> {
 /// JavaScript off the page says where the turns are.
 #[test]
 fn stored_turns_open_for_scrolling_links_search_and_filters() -> anyhow::Result<()> {
-    use tracebook::render::{self, Storage, View};
+    use tracebook::render::{self, Storage};
     let report = crate::report(&sample())?;
     let budget = Storage::Budget {
         inline: 0,
         block: 0,
     };
-    let stored = render::notebook(report.clone(), View::Full, budget)?.html();
-    let inline = render::notebook(report.clone(), View::Full, Storage::Inline)?.html();
+    let stored = render::notebook(report.clone(), budget)?.html();
+    let inline = render::notebook(report.clone(), Storage::Inline)?.html();
     assert!(stored.contains("class=\"stored\""));
     assert!(!inline.contains("class=\"stored\""));
     for id in ["t2-p", "t2-s3", "t1-s1"] {
@@ -745,7 +745,7 @@ fn stored_turns_open_for_scrolling_links_search_and_filters() -> anyhow::Result<
 /// with JavaScript off the list says where the rest is.
 #[test]
 fn a_long_turn_list_lists_the_rest_when_scrolled_to_its_end() -> anyhow::Result<()> {
-    use tracebook::render::{self, Storage, View};
+    use tracebook::render::{self, Storage};
     let mut report = crate::report(&sample())?;
     let base = std::mem::take(&mut report.turns);
     let turns = 230;
@@ -762,8 +762,8 @@ fn a_long_turn_list_lists_the_rest_when_scrolled_to_its_end() -> anyhow::Result<
         inline: 0,
         block: 0,
     };
-    let stored = render::notebook(report.clone(), View::Full, budget)?.html();
-    let inline = render::notebook(report, View::Full, Storage::Inline)?.html();
+    let stored = render::notebook(report.clone(), budget)?.html();
+    let inline = render::notebook(report, Storage::Inline)?.html();
     assert!(stored.contains("\">50. ") && !stored.contains("\">51. "));
     assert!(inline.contains("\">230. ") && !inline.contains("class=\"toc-stored\""));
 

@@ -184,11 +184,11 @@ fn the_overview_strip_has_one_linked_mark_per_turn_coloured_by_status() -> anyho
 /// step once, in the same order.
 #[test]
 fn stored_turns_decode_to_the_whole_page_in_order() -> anyhow::Result<()> {
-    use tracebook::render::{self, Storage, View};
+    use tracebook::render::{self, Storage};
     let sample =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
     let report = report(&sample)?;
-    let whole = render::notebook(report.clone(), View::Full, Storage::Inline)?.html();
+    let whole = render::notebook(report.clone(), Storage::Inline)?.html();
     assert!(!whole.contains("class=\"stored\""));
     assert!(
         !whole.contains("Arjun Barrett"),
@@ -201,12 +201,7 @@ fn stored_turns_decode_to_the_whole_page_in_order() -> anyhow::Result<()> {
     // Nothing stored; one block for every stored turn; a block per turn and per turn's steps;
     // the first turn inline and the rest stored.
     for (inline, block) in [(1 << 20, 1 << 20), (0, 1 << 20), (0, 0), (4000, 0)] {
-        let page = render::notebook(
-            report.clone(),
-            View::Full,
-            Storage::Budget { inline, block },
-        )?
-        .html();
+        let page = render::notebook(report.clone(), Storage::Budget { inline, block })?.html();
         assert_eq!(
             page.contains("class=\"stored\""),
             inline < 1 << 20,
@@ -223,7 +218,7 @@ fn stored_turns_decode_to_the_whole_page_in_order() -> anyhow::Result<()> {
 /// budget lasts: the page is the same, byte for byte, whatever the number of threads.
 #[test]
 fn a_long_page_is_the_same_on_one_thread_and_on_many() -> anyhow::Result<()> {
-    use tracebook::render::{self, Storage, View};
+    use tracebook::render::{self, Storage};
     let sample =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
     let one = serde_json::to_value(report(&sample)?)?;
@@ -250,7 +245,7 @@ fn a_long_page_is_the_same_on_one_thread_and_on_many() -> anyhow::Result<()> {
             .num_threads(threads)
             .build()?;
         Ok(pool
-            .install(|| render::notebook(long.clone(), View::Full, storage))?
+            .install(|| render::notebook(long.clone(), storage))?
             .html())
     };
     let single = page(1, Storage::default())?;

@@ -19,6 +19,7 @@ mod opencode; // OpenCode in every native layout: export, run output, storage tr
 mod outcomes; // Codex and Gemini CLI tool outcomes from native-format fixtures
 mod planted; // a secret planted in any field of any harness never reaches output
 mod records; // unknown records, calls without a usable id, detection past bookkeeping
+mod regression; // one test per fixed bug, through the binary
 mod secret_vectors; // the public secret-rule vectors: every example redacted, every negative kept
 mod snapshots; // the report model of each fixture, pinned with insta
 mod xss; // hostile transcript content in real Chromium: no script, no violation, no request
