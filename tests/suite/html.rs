@@ -109,7 +109,14 @@ fn transcript_text_is_escaped() -> anyhow::Result<()> {
     });
     std::fs::write(&path, format!("{line}\n{reply}\n"))?;
     let html = tracebook::render::html(&report(&path)?)?;
-    let body = &html[html.find("<main>").unwrap_or(0)..html.find("</main>").unwrap_or(html.len())];
+    let start = html
+        .find("<main id=\"notebook\">")
+        .ok_or_else(|| anyhow::anyhow!("the page has no main element"))?;
+    let end = start
+        + html[start..]
+            .find("</main>")
+            .ok_or_else(|| anyhow::anyhow!("the main element is not closed"))?;
+    let body = &html[start..end];
     assert!(
         !body.contains("<script"),
         "a transcript script reached the page"
