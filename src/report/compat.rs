@@ -77,6 +77,10 @@ pub fn from_json(json: &str) -> Result<ReadBack, CompatError> {
         );
     }
     let mut report: Report = serde_json::from_value(doc).map_err(CompatError::Shape)?;
+    super::glance::fill(&mut report.turns);
+    for sub in &mut report.unlinked_subagents {
+        super::glance::fill(&mut sub.turns);
+    }
     report.summary = summarize(&report.turns);
     Ok(ReadBack {
         report,

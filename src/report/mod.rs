@@ -1,6 +1,7 @@
 //! The report: turns and facts as plain serde data ([`model`]).
 
 pub mod compat;
+pub mod glance;
 pub mod model;
 pub mod select;
 
@@ -30,17 +31,21 @@ pub fn build(
     warnings: &[Warning],
 ) -> Report {
     let f = &session.facts;
-    let turns: Vec<TurnView> = projection
+    let mut turns: Vec<TurnView> = projection
         .turns
         .into_iter()
         .map(|t| turn_view(t, ""))
         .collect();
-    let unlinked_subagents = projection
+    glance::fill(&mut turns);
+    let mut unlinked_subagents = projection
         .unlinked
         .into_iter()
         .enumerate()
         .map(|(i, s)| subagent_view(s, &format!("u{}", i + 1)))
         .collect::<Vec<_>>();
+    for sub in &mut unlinked_subagents {
+        glance::fill(&mut sub.turns);
+    }
     let summary = summarize(&turns);
     Report {
         schema_version: SCHEMA_VERSION,
@@ -185,9 +190,13 @@ fn turn_view(turn: Turn, prefix: &str) -> TurnView {
             intermediate_responses: counts.intermediate_responses,
             tool_calls: counts.tool_calls,
             process_events: counts.process_events,
+            error: 0,
+            unknown: 0,
         },
         outcome,
         failure: turn.failure,
+        duration_ms: None,
+        ending: None,
         id,
     }
 }
@@ -281,6 +290,9 @@ fn step_view(step: Step, id: &str) -> StepView {
                 result_timestamp,
                 subagent,
                 failure: tool.failure,
+                duration_ms: None,
+                fail_line: None,
+                unknown_reason: None,
                 id,
             }))
         }

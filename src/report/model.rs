@@ -192,6 +192,27 @@ pub struct TurnView {
     /// plain string for readers, not for parsing. Absent when the run did not fail.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// Milliseconds from the prompt (or the first event) to the last time the turn holds;
+    /// absent when fewer than two times are retained.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// Why an `incomplete` turn has no final response; absent on a complete turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ending: Option<EndingView>,
+}
+
+/// Why a turn has no final response, in words, with the steps that show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EndingView {
+    /// One line: what the last event was and whether the log ends there
+    /// (`interrupted by the user at 14:21:43 UTC; the log ends here`).
+    pub reason: String,
+    /// The anchor of the step the reason names (the interrupt, the last call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    /// The anchor of the turn's last assistant message, which is not a final response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_message: Option<String>,
 }
 
 /// Counts of one turn.
@@ -203,6 +224,12 @@ pub struct CountsView {
     pub tool_calls: usize,
     /// Every retained process event.
     pub process_events: usize,
+    /// The turn's own tool calls with status error (a subagent's are counted in its turns).
+    #[serde(default)]
+    pub error: usize,
+    /// The turn's own tool calls with status unknown.
+    #[serde(default)]
+    pub unknown: usize,
 }
 
 /// A text with its anchor and time.
@@ -309,6 +336,17 @@ pub struct ToolCallView {
     /// string, not for parsing. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// Milliseconds from the call to its result, when both times are retained.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// For a call with status error, the output line that says what went wrong (cut to 160
+    /// characters): for a non-zero exit the last line naming a failure, otherwise the first
+    /// line with words. Absent when no line qualifies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_line: Option<String>,
+    /// For a call with status unknown, why, in words, from `status_basis`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown_reason: Option<String>,
 }
 
 /// A subagent and its turns.

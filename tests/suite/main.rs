@@ -13,6 +13,7 @@ mod failures; // failure facts: one bounded, allowlisted line per failed run, no
 mod gemini; // Gemini CLI recordings: history rewrites, its own user messages, resume leftovers
 mod generators; // scripts/gen-session.py output reads back as planted
 mod gfm; // the Markdown for tickets, read back by a real GFM parser
+mod glance; // failure lines, unknown reasons, durations and turn endings, from real captures
 mod golden; // the notebook's <main> of each fixture, pinned with insta
 mod hostile; // hostile and broken input: no panic, no planted secret in any output
 mod html; // the notebook: self-contained, offline, escaped, linkable
