@@ -1,24 +1,48 @@
 #!/usr/bin/env python3
-"""Whole-process benchmark of `tracebook render`: throughput, peak memory, notebook size and
-the time headless Chromium takes to open the notebook (the whole `--dump-dom` run against an
-empty page's, and from a trace, the page's first contentful paint and load event).
+"""Whole-process benchmark of `tracebook render`: every performance target beside its threshold,
+in one table.
 
 usage: scripts/bench.py [--harness claude-code,codex,gemini-cli,opencode] [--sizes 1,10,100]
-                        [--runs 3] [--out DIR] [--no-browser] [--stages]
+                        [--targets LIST|all] [--runs 3] [--out DIR] [--exe PATH]
+                        [--batch N] [--peer claude-code-log] [--peer-venv DIR]
+                        [--no-browser] [--stages] [--cores N]
+
+The targets (`--targets`, comma-separated; default: every one the chosen sizes allow except
+`shapes` and `batch`, which take minutes):
+
+- `throughput`: MB/s on the 100 MB session of each harness, with one thread
+  (`RAYON_NUM_THREADS=1`, ≥ 100 MB/s) and with every core (≥ 200 MB/s on two);
+- `small`: wall seconds of the 10 MB session (≤ 0.1 s);
+- `memory`: peak resident memory at 100 MB (≤ 0.5× the input);
+- `size`: notebook bytes at 100 MB (≤ 0.2× the input);
+- `threads`: the notebook is the same bytes on one thread and on many (every measured size;
+  every run is stamped with the same `TRACEBOOK_GENERATED_AT`);
+- `paint`: first contentful paint of the 100 MB notebook in headless Chromium, against the
+  1 MB one's (≤ 1.25×); needs Chromium and both sizes;
+- `shapes`: a Claude Code session of one 200 MB line, and one of two million tiny lines
+  (one million turns): peak ≤ 1.5× the input;
+- `batch`: `render --all` over `--batch N` generated Claude Code sessions (default 40, about
+  4 MB each): sessions/s, MB/s, CPU over wall, and peak memory against the largest session;
+- `peer`: with `--peer claude-code-log`, the peer's time over tracebook's on the 10 MB Claude
+  Code session, run pair by pair in turn (≥ 40×). The peer is looked for in `--peer-venv`
+  (default OUT/peers-venv) and installed there with pip when missing; when that fails, the
+  table says so.
 
 Sessions are generated with fixed seeds, so every run reads the same bytes: Claude Code ones by
 ../shared/tools/gen-claude-session.py (or $TRACEBOOK_GEN_CLAUDE), Codex rollouts, Gemini CLI
 recordings and OpenCode storage trees by scripts/gen-session.py. They are kept in --out and
 reused by later runs. Each figure is the median of --runs runs after one warm-up; peak memory
-is the child's maximum resident set size. Only the Python standard library is used. Figures
-are printed as a Markdown table, one row per harness and size; --stages adds a second table
-with each stage's wall time and the peak resident memory once it is done, in one more run
-(the lines `TRACEBOOK_TIMINGS=1` makes the binary print).
+is the child's maximum resident set size. `--exe` measures a binary built elsewhere (to
+compare two versions with the same script); without it the release build is made first.
+--stages adds a second table with each stage's wall time and the peak resident memory once it
+is done, in one more run (the lines `TRACEBOOK_TIMINGS=1` makes the binary print). Only the
+Python standard library is used.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -34,27 +58,49 @@ ROOT = Path(__file__).resolve().parent.parent
 HARNESSES = ["claude-code", "codex", "gemini-cli", "opencode"]
 # --turns giving about 1, 10 and 100 MB sessions, and the subagent counts used in perf.md.
 SIZES = {1: (20, 1), 10: (200, 13), 100: (1880, 125)}
+TARGETS = ["throughput", "small", "memory", "size", "threads", "paint", "shapes", "batch", "peer"]
+DEFAULT_TARGETS = ["throughput", "small", "memory", "size", "threads", "paint", "peer"]
 
 
-def run_child(cmd: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (bytes) of one child process."""
+class Run:
+    """One child's wall seconds, CPU seconds (user + system) and peak RSS in bytes."""
+
+    def __init__(self, wall: float, cpu: float, peak: int):
+        self.wall, self.cpu, self.peak = wall, cpu, peak
+
+
+# Every notebook is stamped with the same time, so the same input gives the same bytes.
+STAMP = {"TRACEBOOK_GENERATED_AT": "2026-01-01T00:00:00Z"}
+
+
+def run_child(cmd: list[str], env: dict[str, str] | None = None) -> Run:
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = dict(env or os.environ, **STAMP)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"command failed: {' '.join(cmd)}")
-    return wall, usage.ru_maxrss * 1024
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024)
 
 
-def median_run(cmd: list[str], runs: int) -> tuple[float, float, float, int]:
-    run_child(cmd)  # warm-up
-    walls, peaks = [], []
-    for _ in range(runs):
-        w, p = run_child(cmd)
-        walls.append(w)
-        peaks.append(p)
-    return statistics.median(walls), min(walls), max(walls), max(peaks)
+class Median:
+    """The median of --runs runs after one warm-up, with the spread."""
+
+    def __init__(self, runs: list[Run]):
+        walls = [r.wall for r in runs]
+        self.wall = statistics.median(walls)
+        self.lo, self.hi = min(walls), max(walls)
+        self.cpu = statistics.median(r.cpu for r in runs)
+        self.peak = max(r.peak for r in runs)
+
+    def shown(self) -> str:
+        return f"{self.wall:.3f} s ({self.lo:.3f}–{self.hi:.3f})"
+
+
+def median_run(cmd: list[str], runs: int, env: dict[str, str] | None = None) -> Median:
+    run_child(cmd, env)  # warm-up
+    return Median([run_child(cmd, env) for _ in range(runs)])
 
 
 def chromium() -> str | None:
@@ -63,20 +109,6 @@ def chromium() -> str | None:
         if path:
             return path
     return None
-
-
-def open_time(browser: str, page: Path, runs: int) -> float:
-    walls = []
-    for _ in range(runs + 1):
-        with tempfile.TemporaryDirectory() as profile:
-            cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu",
-                   "--disable-background-networking", "--disable-component-update",
-                   "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-                   "--dump-dom", page.as_uri()]
-            start = time.perf_counter()
-            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-            walls.append(time.perf_counter() - start)
-    return statistics.median(walls[1:])
 
 
 def paint_times(browser: str, page: Path, runs: int) -> tuple[float, float] | None:
@@ -118,7 +150,7 @@ def paint_times(browser: str, page: Path, runs: int) -> tuple[float, float] | No
 def stage_times(cmd: list[str]) -> dict[str, str]:
     """Each stage's wall seconds in one run, from the `timing: STAGE SECONDS s` lines, and the
     peak resident memory after it (MiB), from the `memory: STAGE … MiB peak` lines."""
-    env = dict(os.environ, TRACEBOOK_TIMINGS="1")
+    env = dict(os.environ, TRACEBOOK_TIMINGS="1", **STAMP)
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     times = {}
     for line in done.stderr.splitlines():
@@ -131,7 +163,9 @@ def stage_times(cmd: list[str]) -> dict[str, str]:
 
 
 def table(rows: list[dict[str, str]]) -> None:
-    head = list(rows[0].keys())
+    head: list[str] = []
+    for r in rows:
+        head += [k for k in r if k not in head]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
@@ -143,6 +177,10 @@ def input_size(path: Path) -> int:
     if path.is_dir():
         return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
     return path.stat().st_size
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def generate(harness: str, size: int, out: Path, claude_gen: Path) -> Path:
@@ -162,13 +200,119 @@ def generate(harness: str, size: int, out: Path, claude_gen: Path) -> Path:
     return session
 
 
+def claude_line(uuid: str, parent: str | None, kind: str, content) -> str:
+    return json.dumps({"parentUuid": parent, "isSidechain": False, "cwd": "/home/carol/proj",
+                       "sessionId": "s", "version": "2.1.39", "type": kind, "uuid": uuid,
+                       "timestamp": "2026-03-02T10:00:01.000Z",
+                       "message": {"role": "user" if kind == "user" else "assistant",
+                                   "content": content}}, separators=(",", ":"))
+
+
+def one_line_session(out: Path) -> Path:
+    """A Claude Code session whose one tool result is a single 200 MB line of output."""
+    path = out / "claude-one-200mb-line.jsonl"
+    if path.exists():
+        return path
+    block = "".join(f"[{i:06d}] worker ok: processed batch of 512 items in 41 ms; " for i in range(1000))
+    payload = (block * (200_000_000 // len(block) + 1))[:200_000_000]
+    with path.open("w") as f:
+        f.write(claude_line("u1", None, "user", "run the job and show its log") + "\n")
+        f.write(claude_line("a1", "u1", "assistant", [
+            {"type": "tool_use", "id": "toolu_1", "name": "Bash",
+             "input": {"command": "./job --verbose"}}]) + "\n")
+        f.write(claude_line("u2", "a1", "user", [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": payload}]) + "\n")
+    return path
+
+
+def tiny_lines_session(out: Path) -> Path:
+    """A Claude Code session of two million tiny lines: one million one-line prompts, each
+    answered in one line."""
+    path = out / "claude-2m-tiny-lines.jsonl"
+    if path.exists():
+        return path
+    with path.open("w") as f:
+        parent = None
+        for i in range(1_000_000):
+            u, a = f"u{i}", f"a{i}"
+            f.write(json.dumps({"type": "user", "uuid": u, "parentUuid": parent, "sessionId": "s",
+                                "message": {"role": "user", "content": f"q {i}"}},
+                               separators=(",", ":")) + "\n")
+            f.write(json.dumps({"type": "assistant", "uuid": a, "parentUuid": u, "sessionId": "s",
+                                "message": {"role": "assistant",
+                                            "content": [{"type": "text", "text": f"a {i}"}]}},
+                               separators=(",", ":")) + "\n")
+            parent = a
+    return path
+
+
+def batch_home(out: Path, claude_gen: Path, n: int) -> Path:
+    """A Claude Code config folder holding `n` generated sessions of about 4 MB each, in ten
+    projects."""
+    home = out / f"batch-{n}" / "claude"
+    done = home / ".done"
+    if done.exists():
+        return home
+    for i in range(n):
+        folder = home / "projects" / f"-home-carol-proj{i % 10}"
+        folder.mkdir(parents=True, exist_ok=True)
+        session = folder / f"00000000-0000-4000-8000-{i:012d}.jsonl"
+        subprocess.run([sys.executable, str(claude_gen), "--turns", "80", "--seed", str(1000 + i),
+                        "--subagents", "5", "--subagent-layout", "inline", "--out", str(session)],
+                       check=True, stdout=subprocess.DEVNULL)
+    done.write_text("")
+    return home
+
+
+def peer_command(venv: Path) -> tuple[list[str] | None, str]:
+    """The claude-code-log executable in `venv` (installed there with pip when missing), or
+    why there is none."""
+    exe = venv / "bin" / "claude-code-log"
+    if exe.exists():
+        return [str(exe)], ""
+    try:
+        if not (venv / "bin" / "pip").exists():
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True,
+                           capture_output=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "claude-code-log"],
+                       check=True, capture_output=True, timeout=600)
+    except (OSError, subprocess.SubprocessError) as e:
+        detail = getattr(e, "stderr", b"") or b""
+        last = detail.decode(errors="replace").strip().splitlines()[-1:] or [str(e)]
+        return None, f"claude-code-log could not be installed in {venv}: {last[0]}"
+    if exe.exists():
+        return [str(exe)], ""
+    return None, f"pip installed no claude-code-log executable in {venv}"
+
+
+def row(target: str, case: str, figure: str, threshold: str, met: bool | None) -> dict[str, str]:
+    return {"target": target, "case": case, "figure": figure, "threshold": threshold,
+            "met": {True: "yes", False: "**no**", None: "-"}[met]}
+
+
+def mib(n: float) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n\n".join(__doc__.split("\n\n")[1:]))
     ap.add_argument("--harness", default=",".join(HARNESSES),
                     help="comma-separated harnesses to measure (default: all four)")
-    ap.add_argument("--sizes", default="1,10,100")
+    ap.add_argument("--sizes", default="1,10,100",
+                    help="session sizes in MB to measure (the targets name 10 and 100; "
+                         "paint compares 100 with 1)")
+    ap.add_argument("--targets", default=",".join(DEFAULT_TARGETS),
+                    help=f"comma-separated targets, or all: {', '.join(TARGETS)}")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", type=Path, default=ROOT / "target" / "bench")
+    ap.add_argument("--exe", type=Path, help="the tracebook binary to measure (no build)")
+    ap.add_argument("--batch", type=int, default=40, metavar="N",
+                    help="sessions the batch target renders (default 40)")
+    ap.add_argument("--peer", choices=["claude-code-log"],
+                    help="also time this peer side by side on the 10 MB Claude Code session")
+    ap.add_argument("--peer-venv", type=Path, help="the peer's venv (default OUT/peers-venv)")
     ap.add_argument("--no-browser", action="store_true")
     ap.add_argument("--stages", action="store_true",
                     help="also print each stage's wall time and peak memory")
@@ -179,60 +323,150 @@ def main() -> None:
     unknown = [h for h in harnesses if h not in HARNESSES]
     if unknown:
         sys.exit(f"unknown harness {', '.join(unknown)}: expected some of {', '.join(HARNESSES)}")
+    targets = TARGETS if args.targets == "all" else [t.strip() for t in args.targets.split(",")]
+    unknown = [t for t in targets if t not in TARGETS]
+    if unknown:
+        sys.exit(f"unknown target {', '.join(unknown)}: expected some of {', '.join(TARGETS)}")
+    sizes = [int(s) for s in args.sizes.split(",")]
 
     gen = Path(os.environ.get("TRACEBOOK_GEN_CLAUDE", ROOT.parent / "shared/tools/gen-claude-session.py"))
-    if "claude-code" in harnesses and not gen.is_file():
+    if ("claude-code" in harnesses or {"shapes", "batch", "peer"} & set(targets)) and not gen.is_file():
         sys.exit(f"generator not found: {gen} (set TRACEBOOK_GEN_CLAUDE)")
-    subprocess.run(["cargo", "build", "--release", "--locked", "--quiet"], cwd=ROOT, check=True)
-    exe = ROOT / "target" / "release" / "tracebook"
+    if args.exe:
+        exe = args.exe.resolve()
+    else:
+        subprocess.run(["cargo", "build", "--release", "--locked", "--quiet"], cwd=ROOT, check=True)
+        exe = ROOT / "target" / "release" / "tracebook"
     args.out.mkdir(parents=True, exist_ok=True)
-    browser = None if args.no_browser else chromium()
+    browser = None if args.no_browser or "paint" not in targets else chromium()
 
     pin = []
     if args.cores:
         if not shutil.which("taskset"):
             sys.exit("--cores needs taskset (util-linux)")
         pin = ["taskset", "-c", f"0-{args.cores - 1}"]
+    cores = args.cores or os.cpu_count() or 1
+    one_thread = dict(os.environ, RAYON_NUM_THREADS="1")
     rows, stages = [], []
-    empty = None
-    if browser:
-        blank = args.out / "empty.html"
-        blank.write_text("<!doctype html><title>empty</title>")
-        empty = open_time(browser, blank, args.runs)
-    sizes = [int(s) for s in args.sizes.split(",")]
+    paints: dict[tuple[str, int], tuple[float, float] | None] = {}
+
+    def render_cmd(session: Path, page: Path) -> list[str]:
+        return pin + [str(exe), "render", str(session), "-o", str(page), "--quiet"]
+
     for harness, size in [(h, s) for h in harnesses for s in sizes]:
         session = generate(harness, size, args.out, gen)
         page = args.out / f"{harness}-{size}m.html"
-        cmd = pin + [str(exe), "render", str(session), "-o", str(page), "--quiet"]
-        med, lo, hi, peak = median_run(cmd, args.runs)
+        cmd = render_cmd(session, page)
+        case = f"{harness} {size} MB"
         in_bytes = input_size(session)
+        mb = in_bytes / 1e6
+        many = median_run(cmd, args.runs)
         out_bytes = page.stat().st_size
-        row = {
-            "harness": harness,
-            "input": f"{in_bytes / 1e6:.1f} MB",
-            "wall s": f"{med:.3f} ({lo:.3f}–{hi:.3f})",
-            "MB/s": f"{in_bytes / 1e6 / med:.0f}",
-            "peak MiB": f"{peak / 2**20:.1f}",
-            "mem × input": f"{peak / in_bytes:.2f}",
-            "notebook": f"{out_bytes / 1e6:.1f} MB",
-            "out × input": f"{out_bytes / in_bytes:.2f}",
-        }
-        if browser and empty is not None:
-            t = open_time(browser, page, args.runs)
-            row["open s (over empty)"] = f"{t:.2f} (+{t - empty:.2f})"
-            paint = paint_times(browser, page, args.runs)
-            row["first paint / load ms"] = f"{paint[0]:.0f} / {paint[1]:.0f}" if paint else "-"
-        rows.append(row)
+        if size == 100 and "throughput" in targets:
+            single = median_run(cmd, args.runs, one_thread)
+            rows.append(row("throughput, 1 thread", case,
+                            f"{mb / single.wall:.0f} MB/s ({single.shown()})", "≥ 100 MB/s",
+                            mb / single.wall >= 100))
+            rows.append(row(f"throughput, {cores} cores", case,
+                            f"{mb / many.wall:.0f} MB/s ({many.shown()}, CPU {many.cpu:.2f} s)",
+                            f"≥ {100 * cores} MB/s", mb / many.wall >= 100 * cores))
+        if size == 10 and "small" in targets:
+            rows.append(row("10 MB wall", case, many.shown(), "≤ 0.1 s", many.wall <= 0.1))
+        if size == 100 and "memory" in targets:
+            rows.append(row("peak memory", case, f"{many.peak / in_bytes:.2f}× ({mib(many.peak)})",
+                            "≤ 0.5× input", many.peak <= 0.5 * in_bytes))
+        if size == 100 and "size" in targets:
+            rows.append(row("notebook size", case,
+                            f"{out_bytes / in_bytes:.3f}× ({out_bytes / 1e6:.1f} MB)",
+                            "≤ 0.2× input", out_bytes <= 0.2 * in_bytes))
+        if "threads" in targets:
+            many_sha = digest(page)
+            alone = page.with_suffix(".1thread.html")
+            run_child(render_cmd(session, alone), one_thread)
+            same = digest(alone) == many_sha
+            alone.unlink()
+            rows.append(row("same bytes, 1 and many threads", case,
+                            f"sha256 {many_sha[:16]}" + ("" if same else " differs"), "equal", same))
+        if browser and size in (1, 100):
+            paints[(harness, size)] = paint_times(browser, page, args.runs)
         if args.stages:
-            stages.append({"harness": harness, "input": row["input"], **stage_times(cmd)})
-        print(f"{harness} {size} MB done", file=sys.stderr)
+            stages.append({"harness": harness, "input": f"{mb:.1f} MB", **stage_times(cmd)})
+        print(f"{case} done", file=sys.stderr)
 
-    table(rows)
+    if "paint" in targets:
+        for harness in harnesses:
+            small, big = paints.get((harness, 1)), paints.get((harness, 100))
+            if browser is None:
+                note = "no Chromium" if not args.no_browser else "--no-browser"
+                rows.append(row("first paint", f"{harness} 100 MB", f"not measured ({note})",
+                                "≤ 1.25× the 1 MB page's", None))
+            elif small and big:
+                rows.append(row("first paint", f"{harness} 100 MB",
+                                f"{big[0]:.0f} ms (1 MB page: {small[0]:.0f} ms; load {big[1]:.0f} ms)",
+                                "≤ 1.25× the 1 MB page's", big[0] <= 1.25 * small[0]))
+            elif {1, 100} <= set(sizes):
+                rows.append(row("first paint", f"{harness} 100 MB", "no trace", "≤ 1.25× the 1 MB page's", None))
+
+    if "shapes" in targets:
+        for name, make in [("one 200 MB line", one_line_session), ("2M tiny lines", tiny_lines_session)]:
+            session = make(args.out)
+            page = args.out / f"{session.stem}.html"
+            in_bytes = input_size(session)
+            m = median_run(render_cmd(session, page), args.runs)
+            rows.append(row("peak memory, shape", f"claude-code {name} ({in_bytes / 1e6:.0f} MB)",
+                            f"{m.peak / in_bytes:.2f}× ({mib(m.peak)}; {m.shown()})",
+                            "≤ 1.5× input", m.peak <= 1.5 * in_bytes))
+            print(f"{name} done", file=sys.stderr)
+
+    if "batch" in targets:
+        home = batch_home(args.out, gen, args.batch)
+        files = sorted(home.glob("projects/*/*.jsonl"))
+        total = sum(f.stat().st_size for f in files)
+        largest = max(f.stat().st_size for f in files)
+        folder = args.out / f"batch-{args.batch}" / "notebooks"
+        empty_home = args.out / f"batch-{args.batch}" / "home"
+        empty_home.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ, CLAUDE_CONFIG_DIR=str(home), HOME=str(empty_home),
+                   XDG_DATA_HOME=str(empty_home))
+        cmd = pin + [str(exe), "render", "--all", "--harness", "claude-code", "--force",
+                     "-o", str(folder), "--quiet"]
+        m = median_run(cmd, args.runs, env)
+        case = f"render --all, {len(files)} sessions, {total / 1e6:.0f} MB"
+        rows.append(row("batch throughput", case,
+                        f"{len(files) / m.wall:.1f} sessions/s, {total / 1e6 / m.wall:.0f} MB/s ({m.shown()})",
+                        "-", None))
+        rows.append(row("batch uses every core", case, f"CPU/wall {m.cpu / m.wall:.2f}",
+                        f"≥ {0.9 * cores:.1f}", m.cpu / m.wall >= 0.9 * cores))
+        rows.append(row("batch peak memory", case,
+                        f"{mib(m.peak)} ({m.peak / largest:.2f}× the largest session, "
+                        f"{m.peak / total:.3f}× the sum)",
+                        f"≤ {cores} × 0.5× the largest + 64 MiB",
+                        m.peak <= cores * 0.5 * largest + 64 * 2**20))
+        print("batch done", file=sys.stderr)
+
+    if "peer" in targets and args.peer:
+        session = generate("claude-code", 10, args.out, gen)
+        peer, why = peer_command(args.peer_venv or args.out / "peers-venv")
+        if peer is None:
+            rows.append(row(f"{args.peer} / tracebook", "claude-code 10 MB", why, "≥ 40×", None))
+        else:
+            ours_cmd = render_cmd(session, args.out / "peer-ours.html")
+            theirs_cmd = peer + [str(session), "-o", str(args.out / "peer-theirs.html"), "--no-cache"]
+            run_child(ours_cmd)
+            run_child(theirs_cmd)
+            pairs = [(run_child(ours_cmd), run_child(theirs_cmd)) for _ in range(args.runs)]
+            wall = statistics.median(t.wall / o.wall for o, t in pairs)
+            cpu = statistics.median(t.cpu / max(o.cpu, 1e-9) for o, t in pairs)
+            theirs = statistics.median(t.wall for _, t in pairs)
+            rows.append(row(f"{args.peer} / tracebook", "claude-code 10 MB",
+                            f"{wall:.1f}× wall, {cpu:.1f}× CPU (peer {theirs:.2f} s)", "≥ 40×",
+                            wall >= 40))
+
+    if rows:
+        table(rows)
     if stages:
         print("\neach stage's wall seconds, and the peak resident memory (MiB) once it is done, one run:\n")
         table(stages)
-    if empty is not None:
-        print(f"\nempty page opens in {empty:.2f} s")
 
 
 if __name__ == "__main__":
