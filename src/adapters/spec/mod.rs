@@ -185,13 +185,17 @@ pub struct JoinLevel {
     /// For children: the key of the parent record that receives the list.
     #[serde(default)]
     pub into: Option<String>,
+    /// For the session: the pointer to a session's own id (what `--session` names, what a
+    /// child session is called, what `link` compares); subsessions are read with it too.
+    #[serde(default)]
+    pub id: Option<String>,
     /// For the session: of several candidates, pick the one with the greatest value here.
     #[serde(default)]
     pub latest: Option<String>,
     /// Leave out objects where this pointer is present (child sessions, as main session).
     #[serde(default)]
     pub unless: Option<String>,
-    /// For `tree` subsessions: the field that must equal the parent session's `id`.
+    /// For `tree` subsessions: the field that must equal the parent session's id.
     #[serde(default)]
     pub link: Option<String>,
     /// Order objects by this pointer (stable; file order breaks ties).

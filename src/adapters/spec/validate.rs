@@ -220,11 +220,17 @@ impl Validator<'_> {
                     format!("a `{key}` input reads each level with `{needs}`, and only that"),
                 ));
             }
-            for p in [&level.latest, &level.unless, &level.order_by]
+            for p in [&level.id, &level.latest, &level.unless, &level.order_by]
                 .into_iter()
                 .flatten()
             {
                 self.pointer(&here, p)?;
+            }
+            if name != "session" && level.id.is_some() {
+                return Err(self.invalid(
+                    &format!("{here}.id"),
+                    "`id` belongs on the session level (subsessions are read with it)",
+                ));
             }
             if let Some(files) = &level.files
                 && (files.starts_with('/') || files.split('/').any(|s| s == ".."))

@@ -36,7 +36,7 @@ const CHUNK: usize = 256;
 /// record itself), and its child sessions.
 #[derive(Debug)]
 pub(crate) struct Joined<T = Json> {
-    /// The session's id (its `id` field), when it has one.
+    /// The session's id (at the session level's `id`), when it has one.
     pub(crate) id: Option<String>,
     /// Records, in the order the adapter declared.
     pub(crate) records: Vec<T>,
@@ -99,12 +99,7 @@ pub(crate) fn read<T: Send>(
     let session = match want {
         Some(id) => candidates(sessions, &join.session)
             .into_iter()
-            .find(|c| {
-                c.get("id")
-                    .map(crate::adapters::interpret::scalar_string)
-                    .as_deref()
-                    == Some(id)
-            })
+            .find(|c| id_of(c, &join.session).as_deref() == Some(id))
             .ok_or_else(|| JoinError::NoSession(format!("it holds no session `{id}`")))?,
         None => pick(sessions, &join.session)
             .ok_or_else(|| JoinError::NoSession(source.describe(&join.session)))?,
@@ -147,7 +142,9 @@ impl Plan {
             }
         };
         let mut session = own(wrapped(needs.clone(), &join.session), &join.session);
-        session.read("/id");
+        if let Some(id) = &join.session.id {
+            session.read(id);
+        }
         if let Some(subs) = &join.subsessions {
             session = own(session, subs);
         }
@@ -181,13 +178,17 @@ pub(crate) fn session_ids(path: &Path, input: &InputSpec) -> Result<Vec<String>,
     if let Some(p) = &join.session.latest {
         sessions.sort_by(|a, b| cmp_json(b.pointer(p), a.pointer(p)));
     }
-    Ok(sessions.iter().filter_map(id_of).collect())
+    Ok(sessions
+        .iter()
+        .filter_map(|s| id_of(s, &join.session))
+        .collect())
 }
 
-/// A session's own id.
-fn id_of(session: &Json) -> Option<String> {
+/// A session's own id, at the session level's `id` pointer (subsessions are sessions too).
+fn id_of(session: &Json, level: &JoinLevel) -> Option<String> {
+    let at = level.id.as_deref()?;
     session
-        .get("id")
+        .pointer(at)
         .map(crate::adapters::interpret::scalar_string)
 }
 
@@ -214,7 +215,7 @@ fn session_records<T: Send>(
     warnings: &mut Vec<Warning>,
 ) -> Result<Joined<T>, JoinError> {
     let mut out = Joined {
-        id: id_of(&session),
+        id: id_of(&session, &join.session),
         records: Vec::new(),
         children: Vec::new(),
     };
@@ -449,6 +450,93 @@ mod tests {
             (parts("msg_0002"), parts("msg_0003"), parts("msg_0004")),
             (3, 6, 1)
         );
+    }
+
+    /// An adapter whose tree names each session by `/meta/key`, and a tree of two sessions.
+    fn keyed_tree() -> (crate::adapters::spec::AdapterSpec, tempfile::TempDir) {
+        let spec = crate::adapters::spec::AdapterSpec::parse(
+            "t.yaml",
+            r#"
+name: t
+label: T
+input:
+  format: tree
+  join:
+    session: { files: "s/*.json", id: /meta/key, latest: /t }
+    records: { files: "m/{name}/*.json", order_by: /n }
+event_map: [{ skip: all }]
+"#,
+        )
+        .expect("test adapter parses");
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let files = [
+            (
+                "s/a.json",
+                r#"{"meta": {"key": "k1"}, "name": "a", "t": 1}"#,
+            ),
+            (
+                "s/b.json",
+                r#"{"meta": {"key": "k2"}, "name": "b", "t": 2}"#,
+            ),
+            ("m/a/1.json", r#"{"n": 1}"#),
+            ("m/b/1.json", r#"{"n": 1}"#),
+            ("m/b/2.json", r#"{"n": 2}"#),
+        ];
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().expect("a parent")).expect("a folder");
+            std::fs::write(path, text).expect("write");
+        }
+        (spec, dir)
+    }
+
+    #[test]
+    fn a_session_is_named_by_the_pointer_its_level_gives() {
+        let (spec, dir) = keyed_tree();
+        let root = dir.path();
+        let ids = session_ids(root, &spec.input).expect("the tree lists");
+        assert_eq!(ids, ["k2", "k1"], "newest first, by the `id` pointer");
+        let wanted = read(root, &spec.input, Some("k1"), None, &|r| r, &mut Vec::new())
+            .expect("k1 is there");
+        assert_eq!(
+            (wanted.id.as_deref(), wanted.records.len()),
+            (Some("k1"), 1)
+        );
+        // Pruned to what the adapter reads, the session keeps the field its id is at.
+        let needs = Needs::of(&spec);
+        let newest = read(
+            root,
+            &spec.input,
+            None,
+            Some(&needs),
+            &|r| r,
+            &mut Vec::new(),
+        )
+        .expect("the newest reads");
+        assert_eq!(
+            (newest.id.as_deref(), newest.records.len()),
+            (Some("k2"), 2)
+        );
+    }
+
+    #[test]
+    fn a_session_id_pointer_belongs_on_the_session_level() {
+        let yaml = |records: &str| {
+            format!(
+                "name: t\nlabel: T\ninput:\n  format: tree\n  join:\n    session: {{ files: \"s/*.json\", id: /id }}\n    records: {records}\nevent_map: [{{ skip: all }}]\n"
+            )
+        };
+        let spec = crate::adapters::spec::AdapterSpec::parse;
+        assert!(spec("t.yaml", &yaml(r#"{ files: "m/*.json" }"#)).is_ok());
+        let err = spec("t.yaml", &yaml(r#"{ files: "m/*.json", id: /id }"#))
+            .expect_err("an id on records is refused");
+        assert!(err.to_string().contains("join.records.id"), "{err}");
+        let err = spec(
+            "t.yaml",
+            &yaml(r#"{ files: "m/*.json" }"#).replace("id: /id", "id: id"),
+        )
+        .expect_err("an id that is not a pointer is refused");
+        assert!(err.to_string().contains("not a pointer"), "{err}");
     }
 
     /// The built-in OpenCode adapter and its tree layout.
