@@ -61,6 +61,11 @@ pub struct RenderArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Html)]
     pub format: Format,
+    /// With `--format md`: write at most this many bytes (GitHub takes 65,536 characters in an
+    /// issue or comment). The summary, failures and responses are kept first; process folds
+    /// and patches follow while they fit, and the text says what was left out.
+    #[arg(long, value_name = "N", default_value_t = crate::render::gfm::DEFAULT_MAX_BYTES)]
+    pub max_bytes: usize,
     /// Read the input with this adapter instead of detecting it.
     #[arg(long, value_name = "NAME")]
     pub harness: Option<String>,
@@ -195,9 +200,16 @@ pub struct ListArgs {
 pub struct RerenderArgs {
     /// A notebook written by tracebook (any past version).
     pub input: PathBuf,
-    /// Where to write; `-` for standard output. Default: over the input.
+    /// Where to write; `-` for standard output. Default: over the input (with `--format md`,
+    /// beside it with `.md`).
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
+    /// The notebook again, or the Markdown of its report for a ticket.
+    #[arg(long, value_enum, default_value_t = RerenderFormat::Html)]
+    pub format: RerenderFormat,
+    /// With `--format md`: write at most this many bytes.
+    #[arg(long, value_name = "N", default_value_t = crate::render::gfm::DEFAULT_MAX_BYTES)]
+    pub max_bytes: usize,
     /// Keeping only some turns.
     #[command(flatten)]
     pub select: SelectArgs,
@@ -222,6 +234,15 @@ impl RerenderArgs {
     }
 }
 
+/// What `rerender` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RerenderFormat {
+    /// The notebook.
+    Html,
+    /// GitHub-flavoured Markdown of its report.
+    Md,
+}
+
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -229,6 +250,8 @@ pub enum Format {
     Html,
     /// The report model as JSON.
     Json,
+    /// GitHub-flavoured Markdown of the report, for a ticket or a CI job summary.
+    Md,
 }
 
 /// What a notebook holds.

@@ -300,7 +300,9 @@ pub fn render_all(
     sel: &TurnSelection,
 ) -> anyhow::Result<Exit> {
     if args.format != Format::Html {
-        anyhow::bail!("--all writes HTML notebooks and an index; --format json is for one session");
+        anyhow::bail!(
+            "--all writes HTML notebooks and an index; --format json and md are for one session"
+        );
     }
     let Some(dir) = args.output.clone() else {
         anyhow::bail!("--all needs an output folder: -o DIR");

@@ -84,6 +84,8 @@ pub struct RenderOptions {
     pub view: View,
     /// How the notebook writes its turns.
     pub storage: Storage,
+    /// The most bytes the Markdown may take (`--max-bytes`).
+    pub max_bytes: usize,
 }
 
 impl RenderOptions {
@@ -93,6 +95,7 @@ impl RenderOptions {
             format: args.format,
             view: args.view(),
             storage: args.storage(),
+            max_bytes: args.max_bytes,
         }
     }
 }
@@ -101,8 +104,8 @@ impl RenderOptions {
 pub enum Output {
     /// A notebook, in its pieces.
     Html(Notebook),
-    /// The report as JSON.
-    Json(String),
+    /// The report as JSON, or as Markdown.
+    Text(String),
 }
 
 impl Output {
@@ -110,7 +113,7 @@ impl Output {
     pub fn pieces(&self) -> Vec<&str> {
         match self {
             Output::Html(notebook) => notebook.pieces(),
-            Output::Json(json) => vec![json.as_str()],
+            Output::Text(text) => vec![text.as_str()],
         }
     }
 }
@@ -140,9 +143,28 @@ pub fn render_session(
             if let std::borrow::Cow::Owned(s) = scanned {
                 json = s;
             }
-            (Output::Json(json), caught)
+            (Output::Text(json), caught)
+        }
+        Format::Md => {
+            let (md, caught) = stage("render", || markdown(&report, options.max_bytes));
+            (Output::Text(md), caught)
         }
     })
+}
+
+/// The Markdown of a report after the final scan, within `max_bytes`: a redaction marker can
+/// be longer than what it replaced, so the budget shrinks by the overshoot until it fits.
+fn markdown(report: &Report, max_bytes: usize) -> (String, usize) {
+    let mut budget = max_bytes;
+    loop {
+        let md = render::gfm::markdown(report, budget);
+        let (scanned, caught) = privacy::secrets::backstop(&md);
+        let scanned = scanned.into_owned();
+        match scanned.len().checked_sub(max_bytes) {
+            Some(over) if over > 0 && budget > over => budget -= over,
+            _ => return (scanned, caught),
+        }
+    }
 }
 
 /// Refuses an output that is the input itself, or a link to it (symbolic or hard), or, for a
@@ -217,6 +239,7 @@ fn output_path(args: &RenderArgs, input: &Path) -> PathBuf {
     let ext = match args.format {
         Format::Html => "html",
         Format::Json => "json",
+        Format::Md => "md",
     };
     PathBuf::from(format!("{stem}.{ext}"))
 }

@@ -3,7 +3,7 @@
 
 use anyhow::Context as _;
 
-use crate::cli::{Format, RerenderArgs};
+use crate::cli::{Format, RerenderArgs, RerenderFormat};
 use crate::cmd::Exit;
 use crate::cmd::render::{RenderOptions, render_session};
 use crate::console::{self, Console, shown};
@@ -23,12 +23,19 @@ pub fn run(args: &RerenderArgs) -> anyhow::Result<Exit> {
     // The page is what it was: the view and the storage the report records. A notebook
     // written by an older version passes the final scan of this one.
     let options = RenderOptions {
-        format: Format::Html,
+        format: match args.format {
+            RerenderFormat::Html => Format::Html,
+            RerenderFormat::Md => Format::Md,
+        },
         view: report.view,
         storage: report.storage,
+        max_bytes: args.max_bytes,
     };
     let (notebook, _) = render_session(report, &options)?;
-    let out = args.output.clone().unwrap_or_else(|| args.input.clone());
+    let out = args.output.clone().unwrap_or_else(|| match args.format {
+        RerenderFormat::Html => args.input.clone(),
+        RerenderFormat::Md => args.input.with_extension("md"),
+    });
     console::write_output(&out, &notebook.pieces())?;
     for note in &back.notes {
         console.note(&format!("{name}: {note}"));

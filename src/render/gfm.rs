@@ -211,7 +211,7 @@ fn header(report: &Report) -> String {
     }
     let _ = writeln!(
         out,
-        "\n**Outcome:** {} ({} complete · {} incomplete) · {}: {} ok · {} error · {} unknown\n",
+        "\n**Outcome:** {} ({} complete · {} incomplete) · {}: {} ok · {} error · {} unknown",
         plural(sum.turns, "turn"),
         sum.complete,
         sum.incomplete,
@@ -235,13 +235,15 @@ fn header(report: &Report) -> String {
             .any(|c| c.status == ToolStatus::Unknown)
     });
     let incomplete = needs(&|t| t.response_status == ResponseStatus::Incomplete);
+    let mut first = true;
     for (label, list) in [
         ("Turns with a failed call or run", failed),
         ("Turns with a call of unknown outcome", unknown),
         ("Turns without a final response", incomplete),
     ] {
         if !list.is_empty() {
-            let _ = writeln!(out, "- {label}: {list}");
+            let gap = if std::mem::take(&mut first) { "\n" } else { "" };
+            let _ = writeln!(out, "{gap}- {label}: {list}");
         }
     }
     out.push_str(

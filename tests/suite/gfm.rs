@@ -315,3 +315,53 @@ fn the_budget_keeps_summary_failures_and_responses_and_says_what_it_left_out() -
     assert_eq!(shape(&whole).turn_headings.len(), r.turns.len());
     Ok(())
 }
+
+/// `render --format md` of each fixture, pinned, and read back as GFM with the structure the
+/// writer means.
+#[test]
+fn render_format_md_of_each_fixture() {
+    insta::glob!(fixtures(), "*/*/session.*", |path| {
+        let out = crate::tracebook()
+            .arg("render")
+            .arg(path)
+            .args(["--format", "md", "-o", "-"])
+            .output()
+            .expect("tracebook runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let md = String::from_utf8(out.stdout).expect("UTF-8");
+        let report = report(path).expect("fixture renders");
+        check_structure(&report, &md);
+        assert!(md.len() <= DEFAULT_MAX_BYTES);
+        insta::assert_snapshot!(md.replace(env!("CARGO_PKG_VERSION"), "[version]"));
+    });
+}
+
+/// `--max-bytes` bounds what is written, and the text says what it left out.
+#[test]
+fn max_bytes_bounds_the_markdown() -> anyhow::Result<()> {
+    let path = fixtures().join("codex/tool-outcomes/session.jsonl");
+    let whole = crate::tracebook()
+        .arg("render")
+        .arg(&path)
+        .args(["--format", "md", "-o", "-"])
+        .output()?;
+    assert!(!String::from_utf8(whole.stdout)?.contains("Left out"));
+    let out = crate::tracebook()
+        .arg("render")
+        .arg(&path)
+        .args(["--format", "md", "--max-bytes", "1600", "-o", "-"])
+        .output()?;
+    assert!(out.status.success());
+    let md = String::from_utf8(out.stdout)?;
+    assert!(md.len() <= 1600, "{}", md.len());
+    assert!(
+        md.contains("**Left out to stay within the size limit:**"),
+        "{md}"
+    );
+    check_structure(&report(&path)?, &md);
+    Ok(())
+}
