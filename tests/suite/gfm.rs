@@ -365,3 +365,33 @@ fn max_bytes_bounds_the_markdown() -> anyhow::Result<()> {
     check_structure(&report(&path)?, &md);
     Ok(())
 }
+
+/// `rerender --format md` gives a shared notebook's Markdown: the same as the session's.
+#[test]
+fn rerender_format_md_of_a_notebook_is_the_sessions_markdown() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = fixtures().join("codex/tool-outcomes/session.jsonl");
+    let html = dir.path().join("s.html");
+    crate::tracebook()
+        .arg("render")
+        .arg(&path)
+        .arg("-o")
+        .arg(&html)
+        .assert()
+        .success();
+    let direct = crate::tracebook()
+        .arg("render")
+        .arg(&path)
+        .args(["--format", "md", "-o", "-"])
+        .output()?;
+    crate::tracebook()
+        .arg("rerender")
+        .arg(&html)
+        .args(["--format", "md"])
+        .assert()
+        .success();
+    let again = std::fs::read_to_string(dir.path().join("s.md"))?;
+    assert_eq!(again, String::from_utf8(direct.stdout)?);
+    assert!(std::fs::read_to_string(&html)?.starts_with("<!doctype html>"));
+    Ok(())
+}
