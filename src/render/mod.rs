@@ -1,9 +1,11 @@
 //! Rendering: the report model becomes one self-contained HTML page.
 //!
 //! Askama templates under `templates/` escape every value; the only unescaped values are
-//! [`SafeHtml`] (sanitized Markdown, nested partials, and our own inlined assets). CSS and JS
-//! come from `assets/` and are allowed by hash in a Content-Security-Policy that forbids every
-//! network load. The report model is embedded as inert JSON for tools that read it back.
+//! [`SafeHtml`] (sanitized Markdown, nested partials, and our own inlined assets), each written
+//! with `|safe`, so `grep '|safe' templates/` lists them all. Every page extends
+//! `templates/base.html`, its shared head. CSS and JS come from `assets/` and are allowed by
+//! hash in a Content-Security-Policy that forbids every network load. The report model is
+//! embedded, compressed and inert, for tools that read it back ([`embed`]).
 
 mod assets;
 pub mod embed;
@@ -204,6 +206,7 @@ fn page(mut report: Report, storage: Storage) -> askama::Result<Notebook> {
     let mut html = String::with_capacity(turns.len() + unlinked.len() + PAGE_EXTRA);
     PageTemplate {
         report: &report,
+        tool_version: &report.meta.tool_version,
         toc: SafeHtml::rendered(toc),
         toc_stored,
         csp: SafeHtml::asset_text(&CSP),

@@ -38,6 +38,8 @@ pub(super) fn first_line(text: &str, max: usize) -> String {
 #[template(path = "report.html")]
 pub(super) struct PageTemplate<'a> {
     pub(super) report: &'a Report,
+    /// The version that made the report, for the page's generator line.
+    pub(super) tool_version: &'a str,
     pub(super) toc: SafeHtml,
     /// The turn list's entries past the first, when they are stored compressed.
     pub(super) toc_stored: Option<TocStored>,
