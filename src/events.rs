@@ -60,6 +60,74 @@ pub enum ToolKind {
     Other,
 }
 
+/// Where an item of a todo or plan list stands, as the adapter's `todo_state_map` reads the
+/// harness's word. A word the table does not know is `Unknown`, never `Done`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TodoState {
+    /// Finished.
+    Done,
+    /// Being worked on.
+    Active,
+    /// Not started.
+    Pending,
+    /// Dropped without being done.
+    Cancelled,
+    /// The log does not say (no state, or a word the adapter did not map).
+    Unknown,
+}
+
+/// One item of a todo or plan list a call wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Todo {
+    /// The item's text.
+    pub text: String,
+    /// Where it stands.
+    pub state: TodoState,
+}
+
+/// The line-number gutter a reading tool puts before each line of file contents, as the
+/// adapter names it: the page keeps the gutter plain and highlights only the code after it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReadGutter {
+    /// No gutter: every line is file contents.
+    #[default]
+    None,
+    /// Right-aligned digits and a tab (`cat -n`: `    12\t`).
+    Tab,
+    /// Digits and an arrow (`    12→`).
+    Arrow,
+    /// Zero-padded digits, a bar and a space (`00012| `).
+    Pipe,
+    /// Digits, a colon and a space (`12: `).
+    Colon,
+}
+
+impl ReadGutter {
+    /// The length in bytes of this gutter at the start of `line`: optional spaces, digits and
+    /// the separator; 0 when the line does not start with it.
+    pub fn len(self, line: &str) -> usize {
+        let sep = match self {
+            ReadGutter::None => return 0,
+            ReadGutter::Tab => "\t",
+            ReadGutter::Arrow => "→",
+            ReadGutter::Pipe => "| ",
+            ReadGutter::Colon => ": ",
+        };
+        let bytes = line.as_bytes();
+        let spaces = bytes.iter().take_while(|b| **b == b' ').count();
+        let digits = bytes[spaces..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        match digits > 0 && line[spaces + digits..].starts_with(sep) {
+            true => spaces + digits + sep.len(),
+            false => 0,
+        }
+    }
+}
+
 /// Error for a canonical name that does not exist (used when validating adapter tables).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownName {
@@ -125,6 +193,22 @@ canonical_names!(
     "subagent" => ToolKind::Subagent,
     "web" => ToolKind::Web,
     "other" => ToolKind::Other,
+);
+canonical_names!(
+    TodoState,
+    "done" => TodoState::Done,
+    "active" => TodoState::Active,
+    "pending" => TodoState::Pending,
+    "cancelled" => TodoState::Cancelled,
+    "unknown" => TodoState::Unknown,
+);
+canonical_names!(
+    ReadGutter,
+    "none" => ReadGutter::None,
+    "tab" => ReadGutter::Tab,
+    "arrow" => ReadGutter::Arrow,
+    "pipe" => ReadGutter::Pipe,
+    "colon" => ReadGutter::Colon,
 );
 
 /// Whose run a failure ended: the session's own or a subagent's.
@@ -364,6 +448,13 @@ pub struct ToolCall {
     pub command: Option<String>,
     /// Paths the call names.
     pub paths: Vec<String>,
+    /// A short human label for the call (a search pattern, a task's description), from the
+    /// arguments the adapter names; the command or first path serve when there is none.
+    pub label: Option<String>,
+    /// The todo or plan list the call wrote, in order; empty when it wrote none.
+    pub todos: Vec<Todo>,
+    /// The line-number gutter of the file contents this tool returns.
+    pub gutter: ReadGutter,
     /// The retained result, if any.
     pub result: Option<ToolResult>,
     /// The normalized outcome.
@@ -448,6 +539,17 @@ mod tests {
         assert!(line.len() <= FAILURE_LINE_MAX);
         assert!(line.len() >= FAILURE_LINE_MAX - 1);
         assert!(line.ends_with('é'));
+    }
+
+    #[test]
+    fn a_gutter_is_only_its_own_separator() {
+        assert_eq!(ReadGutter::Pipe.len("00012| x"), 7);
+        assert_eq!(ReadGutter::Arrow.len("  7→x"), 3 + "→".len());
+        assert_eq!(ReadGutter::Tab.len("     1\tx"), 7);
+        assert_eq!(ReadGutter::Colon.len("12: x"), 4);
+        assert_eq!(ReadGutter::Colon.len("  7→x"), 0);
+        assert_eq!(ReadGutter::Arrow.len("x = 1"), 0);
+        assert_eq!(ReadGutter::None.len("     1\tx"), 0);
     }
 
     #[test]

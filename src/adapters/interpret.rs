@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::spec::{
     Action, AdapterSpec, AssistantEmit, Condition, Emit, JsonType, PatchSpec, Pointer, Rule,
-    ValueSpec,
+    TodosSpec, ValueSpec,
 };
 use crate::events::{SessionFacts, TokenUsage};
 
@@ -69,6 +69,16 @@ pub(crate) struct RawCall {
     pub(crate) input: Json,
     pub(crate) command: Option<String>,
     pub(crate) paths: Vec<String>,
+    pub(crate) label: Option<String>,
+    pub(crate) todos: Vec<RawTodo>,
+    pub(crate) gutter: Option<Word>,
+}
+
+/// One item of a call's todo list: its text and its state word, still to translate.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RawTodo {
+    pub(crate) text: String,
+    pub(crate) state: Option<Word>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -639,6 +649,17 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
                 .unwrap_or(Json::Null),
             command: c.command.as_ref().and_then(s),
             paths: c.paths.iter().filter_map(s).collect(),
+            label: c
+                .label
+                .as_ref()
+                .and_then(s)
+                .filter(|l| !l.trim().is_empty()),
+            todos: c
+                .todos
+                .as_ref()
+                .map(|t| todos(t, item, record))
+                .unwrap_or_default(),
+            gutter: word(&c.gutter),
         }),
         Emit::ToolResult(r) => RawBody::ToolResult(RawResult {
             call_id: r.call_id.as_ref().and_then(s).unwrap_or_default(),
@@ -671,6 +692,27 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
         continues,
         revise,
     })
+}
+
+/// The items of a call's todo list: each element of the array with a text; its state read
+/// inside the element.
+fn todos(spec: &TodosSpec, item: &Json, record: &Json) -> Vec<RawTodo> {
+    let list = eval_cow(&spec.at, item, record);
+    let Some(Json::Array(items)) = list.as_deref() else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|element| {
+            Some(RawTodo {
+                text: eval_str(&spec.text, element, record)?,
+                state: spec.state.as_ref().map(|v| Word {
+                    raw: eval(v, element, record),
+                    table: v.map.clone(),
+                }),
+            })
+        })
+        .collect()
 }
 
 /// Whether a condition holds for a whole record (used by detection).

@@ -209,6 +209,14 @@ impl Needs {
                 values.push(&c.name);
                 values.extend(c.kind.iter().chain(&c.input).chain(&c.command));
                 values.extend(&c.paths);
+                values.extend(c.label.iter().chain(&c.gutter));
+                // The items are inside the list, which is read whole; their own pointers add
+                // only what they read of the record (`^/...`).
+                if let Some(t) = &c.todos {
+                    values.push(&t.at);
+                    values.push(&t.text);
+                    values.extend(&t.state);
+                }
             }
             Emit::ToolResult(r) => {
                 values.extend(r.call_id.iter().chain(&r.of_agent));

@@ -3,6 +3,8 @@
 //! `tool_status` is the only function that reads a vendor's status word or exit code and
 //! decides `ok`, `error` or `unknown`; `Normalizer::session` is the only place a canonical
 //! [`ToolCall`] is built, and it calls `tool_status` exactly once per call.
+//! The call's todo states and read gutter go through the adapter's tables here too: a word a
+//! table does not know is reported once and reads as `unknown` (a todo) or no gutter.
 //! `Normalizer::failure` is the only place a canonical [`Failure`] is built: its stage and
 //! category come only out of the adapter's allowlisted tables, its numbers only from integers.
 
@@ -14,8 +16,8 @@ use super::interpret::{
 };
 use super::spec::{AdapterSpec, Table};
 use crate::events::{
-    Event, EventKind, Failure, FailureScope, Session, StatusBasis, ToolCall, ToolKind, ToolResult,
-    ToolStatus, UNKNOWN,
+    Event, EventKind, Failure, FailureScope, Session, StatusBasis, Todo, TodoState, ToolCall,
+    ToolKind, ToolResult, ToolStatus, UNKNOWN,
 };
 use crate::warning::Warning;
 
@@ -491,6 +493,9 @@ impl<'a> Normalizer<'a> {
                         input: Json::Null,
                         command: result.command.clone(),
                         paths: Vec::new(),
+                        label: None,
+                        todos: Vec::new(),
+                        gutter: None,
                     };
                     out.push(self.tool_call(call, ts.clone(), Some((result, ts))));
                 }
@@ -523,6 +528,23 @@ impl<'a> Normalizer<'a> {
             &mut self.unmapped,
         );
         let kind = self.tool_kind(call.kind.as_ref());
+        let todos = call
+            .todos
+            .into_iter()
+            .map(|t| Todo {
+                text: t.text,
+                state: t
+                    .state
+                    .as_ref()
+                    .and_then(|w| self.canonical(w))
+                    .unwrap_or(TodoState::Unknown),
+            })
+            .collect();
+        let gutter = call
+            .gutter
+            .as_ref()
+            .and_then(|w| self.canonical(w))
+            .unwrap_or_default();
         let input_size = crate::events::json_len(&call.input);
         let agent_id = result.as_ref().and_then(|(r, _)| r.agent_id.clone());
         let result = result.map(|(r, rts)| {
@@ -548,6 +570,9 @@ impl<'a> Normalizer<'a> {
                 input_size,
                 command: call.command,
                 paths: call.paths,
+                label: call.label,
+                todos,
+                gutter,
                 result,
                 status,
                 basis,
@@ -610,6 +635,26 @@ impl<'a> Normalizer<'a> {
                     } else {
                         "(a value that is not a plain word)".to_owned()
                     },
+                });
+                None
+            }
+            Translation::Absent => None,
+        }
+    }
+
+    /// A canonical value read through a table (or a constant checked at load). A word the
+    /// table does not know is reported and gives `None`, so the caller's weakest value stands.
+    fn canonical<T: std::str::FromStr>(&mut self, word: &Word) -> Option<T> {
+        let Some(name) = &word.table else {
+            return word.raw.as_ref().and_then(Json::as_str)?.parse().ok();
+        };
+        let table = self.spec.tables.get(name)?;
+        match translate(table, word.raw.as_ref()) {
+            Translation::Mapped(w) => w.parse().ok(),
+            Translation::Unmapped(w) => {
+                self.unmapped.insert(Unmapped {
+                    table: name.clone(),
+                    word: w,
                 });
                 None
             }

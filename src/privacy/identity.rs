@@ -297,6 +297,8 @@ impl Identity {
                         .chain(&call.agent_id)
                         .chain(&call.command)
                         .chain(&call.paths)
+                        .chain(&call.label)
+                        .chain(call.todos.iter().map(|t| &t.text))
                     {
                         self.learn_text(s);
                     }
@@ -1629,6 +1631,9 @@ mod tests {
             input_size: 0,
             command: Some("uname -a".into()),
             paths: vec![],
+            label: None,
+            todos: Vec::new(),
+            gutter: crate::events::ReadGutter::None,
             result: Some(ToolResult {
                 output: "Linux kestrel9 6.8.0-45-generic #45 SMP x86_64".into(),
                 size: 0,

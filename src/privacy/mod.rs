@@ -262,6 +262,12 @@ fn redact_event(event: &mut Event, policy: &Policy) {
                 policy.in_place(c);
             }
             call.paths.iter_mut().for_each(|p| policy.in_place(p));
+            if let Some(l) = &mut call.label {
+                policy.in_place(l);
+            }
+            call.todos
+                .iter_mut()
+                .for_each(|t| policy.in_place(&mut t.text));
             // Sizes describe what the reader is shown, so they are measured after redaction.
             call.input_size = crate::events::json_len(&call.input);
             if let Some(r) = &mut call.result {
@@ -302,6 +308,9 @@ mod tests {
                     input_size: 0,
                     command: None,
                     paths: vec!["/home/alice/work/app/src/main.rs".into()],
+                    label: None,
+                    todos: Vec::new(),
+                    gutter: crate::events::ReadGutter::None,
                     result: Some(ToolResult {
                         output:
                             "token ghp_abcdefghijklmnopqrstuvwxyz0123456789 in /home/alice/.netrc"

@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use super::model::{Report, SCHEMA_VERSION};
+use super::model::{ReadGutter, Report, SCHEMA_VERSION, TodoState};
 use super::summarize;
 
 /// Why an embedded report's JSON could not be read back.
@@ -239,6 +239,29 @@ fn fix_step(step: &mut Json, notes: &mut Notes) {
         notes,
     );
     fill(s, "paths", json!([]));
+    if let Some(Json::Array(todos)) = s.get_mut("todos") {
+        for todo in todos.iter_mut().filter_map(Json::as_object_mut) {
+            fill(todo, "text", json!(""));
+            weakest(
+                todo,
+                "state",
+                TodoState::NAMES,
+                "unknown",
+                "todo item(s) without a known state, read as unknown",
+                notes,
+            );
+        }
+    }
+    if s.contains_key("gutter") {
+        weakest(
+            s,
+            "gutter",
+            ReadGutter::NAMES,
+            "none",
+            "tool call(s) with an unknown line-number gutter, read as none",
+            notes,
+        );
+    }
     fill(s, "input", Json::Null);
     fill(s, "input_size", json!(0));
     if let Some(sub) = s.get_mut("subagent") {
@@ -321,10 +344,15 @@ mod tests {
 
     #[test]
     fn unknown_words_read_as_the_weakest_claim() {
-        let mut step = json!({"type": "tool_call", "status": "succeeded", "output": "x"});
+        let mut step = json!({
+            "type": "tool_call", "status": "succeeded", "output": "x",
+            "todos": [{"text": "a", "state": "completed"}], "gutter": "dots",
+        });
         let mut notes = Notes::default();
         fix_step(&mut step, &mut notes);
         assert_eq!(step["status"], "unknown");
+        assert_eq!(step["todos"][0]["state"], "unknown");
+        assert_eq!(step["gutter"], "none");
         assert_eq!(step["status_basis"], "no_status");
         let mut turns = json!([{"response_status": "complete", "response": null}]);
         fix_turns(&mut turns, "", &mut notes);

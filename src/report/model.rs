@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::events::{ReadGutter, Todo, TodoState};
 use crate::events::{StatusBasis, ToolKind, ToolStatus};
 use crate::projection::ResponseStatus;
 
@@ -314,6 +315,18 @@ pub struct ToolCallView {
     pub command: Option<String>,
     /// Paths it names.
     pub paths: Vec<String>,
+    /// A short label from the arguments the adapter names (a pattern, a description); the
+    /// command and the first path come first on the page. Absent when the adapter names none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The todo or plan list the call wrote, each item `done`, `active`, `pending`,
+    /// `cancelled` or `unknown`. Left out when it wrote none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub todos: Vec<Todo>,
+    /// The line-number gutter of the file contents the tool returns (`tab`, `arrow`, `pipe`,
+    /// `colon`); left out when it has none.
+    #[serde(default, skip_serializing_if = "is_no_gutter")]
+    pub gutter: ReadGutter,
     /// Arguments as retained.
     pub input: serde_json::Value,
     /// Size of the arguments in bytes.
@@ -347,6 +360,10 @@ pub struct ToolCallView {
     /// For a call with status unknown, why, in words, from `status_basis`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unknown_reason: Option<String>,
+}
+
+fn is_no_gutter(g: &ReadGutter) -> bool {
+    *g == ReadGutter::None
 }
 
 /// A subagent and its turns.

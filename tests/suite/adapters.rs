@@ -14,14 +14,18 @@ fn an_invented_harness_renders_from_yaml_alone() -> anyhow::Result<()> {
         .arg(dir.join("toolbox-session.jsonl"))
         .assert()
         .success()
+        // A plan word the adapter does not map is reported, not taken for done.
+        .stderr(predicate::str::contains(
+            "table `todo_state_map` has no entry for `blocked`",
+        ))
         .get_output()
         .stdout
         .clone();
     let report: serde_json::Value = serde_json::from_slice(&out)?;
     assert_eq!(report["session"]["harness"], "toolbox");
-    let statuses: Vec<_> = report["turns"][0]["steps"]
-        .as_array()
-        .expect("steps")
+    let steps = report["turns"][0]["steps"].as_array().expect("steps");
+    let calls: Vec<_> = steps.iter().filter(|s| s["type"] == "tool_call").collect();
+    let statuses: Vec<_> = calls
         .iter()
         .map(|s| (s["call_id"].clone(), s["status"].clone()))
         .collect();
@@ -33,8 +37,41 @@ fn an_invented_harness_renders_from_yaml_alone() -> anyhow::Result<()> {
             ("c".into(), "unknown".into()),
             ("d".into(), "unknown".into()),
             ("e".into(), "error".into()),
+            ("f".into(), "ok".into()),
+            ("g".into(), "ok".into()),
+            ("h".into(), "ok".into()),
         ]
     );
+    let call = |id: &str| {
+        calls
+            .iter()
+            .find(|c| c["call_id"] == id)
+            .copied()
+            .cloned()
+            .unwrap_or_default()
+    };
+    // The search tool's own argument name labels the call.
+    assert_eq!(call("f")["label"], "TODO");
+    // The plan tool's items, each with a canonical state.
+    let todos: Vec<_> = call("g")["todos"]
+        .as_array()
+        .expect("todos")
+        .iter()
+        .map(|t| (t["text"].clone(), t["state"].clone()))
+        .collect();
+    assert_eq!(
+        todos,
+        [
+            ("Fix the build".into(), "done".into()),
+            ("Fix lint".into(), "active".into()),
+            ("Write docs".into(), "pending".into()),
+            ("Ship".into(), "unknown".into()),
+            ("Watch mode".into(), "cancelled".into()),
+        ]
+    );
+    // The reader's gutter, named by the adapter; other tools have none.
+    assert_eq!(call("h")["gutter"], "colon");
+    assert!(call("b").get("gutter").is_none());
     Ok(())
 }
 

@@ -122,6 +122,9 @@ pub(super) struct RawEmit {
     pub(super) command: Option<RawValue>,
     #[serde(default)]
     pub(super) paths: Vec<RawValue>,
+    pub(super) label: Option<RawValue>,
+    pub(super) todos: Option<RawTodos>,
+    pub(super) gutter: Option<RawValue>,
     pub(super) output: Option<RawValue>,
     pub(super) status: Option<RawValue>,
     pub(super) exit_code: Option<RawValue>,
@@ -138,6 +141,14 @@ pub(super) struct RawEmit {
     pub(super) category: Option<RawValue>,
     pub(super) http_status: Option<RawValue>,
     pub(super) signal: Option<RawValue>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTodos {
+    pub(super) at: RawValue,
+    pub(super) text: RawValue,
+    pub(super) state: Option<RawValue>,
 }
 
 #[derive(Deserialize)]

@@ -442,6 +442,23 @@ pub struct ToolCallEmit {
     pub command: Option<ValueSpec>,
     /// Paths named by the call (every present value is kept).
     pub paths: Vec<ValueSpec>,
+    /// A short human label (the first present value wins).
+    pub label: Option<ValueSpec>,
+    /// The todo or plan list the call writes.
+    pub todos: Option<TodosSpec>,
+    /// The line-number gutter of the tool's file contents, through a table.
+    pub gutter: Option<ValueSpec>,
+}
+
+/// Where a call's todo list is and what each item holds.
+#[derive(Debug, Clone)]
+pub struct TodosSpec {
+    /// The array of items.
+    pub at: ValueSpec,
+    /// Each item's text, read inside the item.
+    pub text: ValueSpec,
+    /// Each item's state, read inside the item, through a `todo_state_map` table.
+    pub state: Option<ValueSpec>,
 }
 
 /// Fields of an emitted tool result.
@@ -708,6 +725,36 @@ state_map:
             .unwrap_err()
             .to_string();
         assert!(err.contains("bad regex `(`"), "{err}");
+    }
+
+    #[test]
+    fn todo_states_and_gutters_name_only_canonical_words() {
+        let call = r#"
+  - when: [{ at: /t, eq: call }]
+    emit:
+      kind: tool_call
+      call_id: /id
+      name: /name
+      todos: { at: /args/items, text: /label, state: { at: /state, map: todo_state_map } }
+      gutter: { at: /name, map: gutter_map }
+"#;
+        let text = MINIMAL.replace("event_map:\n", &format!("event_map:{call}"))
+            + "todo_state_map:\n  values: { finished: completed }\n"
+            + "gutter_map:\n  values: { cat: colon }\n";
+        let err = AdapterSpec::parse("tiny.yaml", &text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("field `todo_state_map.values.finished`: unknown value `completed`"),
+            "{err}"
+        );
+        let text = text.replace("finished: completed", "finished: done");
+        assert!(AdapterSpec::parse("tiny.yaml", &text).is_ok());
+        let text = text.replace("cat: colon", "cat: dots");
+        let err = AdapterSpec::parse("tiny.yaml", &text)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown value `dots`"), "{err}");
     }
 
     #[test]

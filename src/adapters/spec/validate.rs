@@ -10,7 +10,7 @@ use super::de::{
     RawTable, RawValue, RawValueFull,
 };
 use super::*;
-use crate::events::{FailureScope, ToolKind, ToolStatus, UNKNOWN};
+use crate::events::{FailureScope, ReadGutter, TodoState, ToolKind, ToolStatus, UNKNOWN};
 
 /// What canonical vocabulary a table is used for; checked when an emit field names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +20,8 @@ enum Target {
     Scope,
     Stage,
     Category,
+    TodoState,
+    Gutter,
     /// An integer: no table may feed it.
     Integer,
     Free,
@@ -346,6 +348,14 @@ impl Validator<'_> {
                 .parse::<FailureScope>()
                 .map(|_| ())
                 .map_err(|e| e.to_string()),
+            Target::TodoState => word
+                .parse::<TodoState>()
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            Target::Gutter => word
+                .parse::<ReadGutter>()
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
             Target::Stage => allow(&self.failures.stages, "stage"),
             Target::Category => allow(&self.failures.categories, "category"),
             Target::Integer | Target::Free => Ok(()),
@@ -529,6 +539,21 @@ impl Validator<'_> {
                 input: self.opt_value(&f("input"), raw.input, Target::Free, targets)?,
                 command: self.opt_value(&f("command"), raw.command, Target::Free, targets)?,
                 paths: self.values(&f("paths"), raw.paths, targets)?,
+                label: self.opt_value(&f("label"), raw.label, Target::Free, targets)?,
+                todos: match raw.todos {
+                    Some(t) => Some(TodosSpec {
+                        at: self.value(&f("todos.at"), t.at, Target::Free, targets)?,
+                        text: self.value(&f("todos.text"), t.text, Target::Free, targets)?,
+                        state: self.opt_value(
+                            &f("todos.state"),
+                            t.state,
+                            Target::TodoState,
+                            targets,
+                        )?,
+                    }),
+                    None => None,
+                },
+                gutter: self.opt_value(&f("gutter"), raw.gutter, Target::Gutter, targets)?,
             })),
             "tool_result" => Emit::ToolResult(Box::new(ToolResultEmit {
                 call_id: match raw.call_id {
