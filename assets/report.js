@@ -129,21 +129,25 @@
     try { reveal(decodeURIComponent(location.hash.slice(1))); } catch (e) { /* bad hash */ }
   }
 
-  // Times in the reader's zone; the UTC original on hover.
-  // One formatter for the page: making one per time costs more than the page's layout.
-  var stamp = null;
+  // Times in the reader's zone, named (two readers of one ticket compare them); the UTC
+  // original on hover. A step's time is its time of day: its turn's heading holds the date.
+  // One formatter of each kind for the page: making one per time costs more than the layout.
+  var stamp = null, clock = null;
   function localTimes(scope) {
     if (!stamp) {
       stamp = new Intl.DateTimeFormat(undefined, {
         year: "numeric", month: "short", day: "numeric",
-        hour: "2-digit", minute: "2-digit", second: "2-digit"
+        hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short"
+      });
+      clock = new Intl.DateTimeFormat(undefined, {
+        hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short"
       });
     }
     all("time[datetime]", scope).forEach(function (t) {
       var iso = t.getAttribute("datetime"), d = new Date(iso);
       if (isNaN(d.getTime())) return;
       t.title = iso + " (UTC)";
-      t.textContent = stamp.format(d);
+      t.textContent = (t.classList.contains("clock") ? clock : stamp).format(d);
     });
   }
 

@@ -10,6 +10,7 @@ use super::markdown;
 use super::page::first_line;
 use super::safe::SafeHtml;
 use crate::events::{ToolKind, ToolStatus};
+use crate::report::glance;
 use crate::report::model::{StepView, SubagentView, ToolCallView, TurnView};
 
 /// Output longer than this many lines is split: the rest sits in a closed fold.
@@ -110,6 +111,14 @@ struct Output {
     rest: SafeHtml,
     rest_lines: usize,
     rest_bytes: usize,
+}
+
+/// One fact of a turn's verdict line: what it says, how it reads, where it leads.
+struct Verdict {
+    text: String,
+    /// `ok`, `error`, `unknown` or `plain`.
+    class: &'static str,
+    href: Option<String>,
 }
 
 /// One item of a todo or plan list.
@@ -274,19 +283,14 @@ impl TurnsTemplate<'_> {
         format!("{} tool calls: {listed}", calls.len())
     }
 
-    fn group_status(&self, calls: &[&ToolCallView]) -> String {
+    /// The group's calls that are not ok, by status: `[("error", 2), ("unknown", 1)]`.
+    fn group_status(&self, calls: &[&ToolCallView]) -> Vec<(&'static str, usize)> {
         let count = |s: ToolStatus| calls.iter().filter(|c| c.status == s).count();
-        let mut parts = Vec::new();
-        for (s, label) in [
-            (ToolStatus::Error, "error"),
-            (ToolStatus::Unknown, "unknown"),
-        ] {
-            let n = count(s);
-            if n > 0 {
-                parts.push(format!("{n} {label}"));
-            }
-        }
-        parts.join(" · ")
+        [ToolStatus::Error, ToolStatus::Unknown]
+            .into_iter()
+            .map(|s| (s.as_str(), count(s)))
+            .filter(|(_, n)| *n > 0)
+            .collect()
     }
 
     fn process_summary(&self, turn: &TurnView) -> String {
@@ -297,14 +301,6 @@ impl TurnsTemplate<'_> {
         }
         if c.tool_calls > 0 {
             parts.push(plural(c.tool_calls, "tool call"));
-        }
-        let errors = turn
-            .steps
-            .iter()
-            .filter(|s| matches!(s, StepView::ToolCall(t) if t.status == ToolStatus::Error))
-            .count();
-        if errors > 0 {
-            parts.push(plural(errors, "error"));
         }
         // What someone said into the running turn is named here, so a closed process does
         // not hide it.
@@ -425,6 +421,120 @@ impl TurnsTemplate<'_> {
 
     fn size(&self, bytes: &usize) -> String {
         human_size(*bytes)
+    }
+
+    fn duration(&self, ms: &u64) -> String {
+        duration(*ms)
+    }
+
+    /// A time as read without scripts: `2026-01-23 14:21:43 UTC` (the script shows it in the
+    /// reader's zone).
+    fn when(&self, ts: &str) -> String {
+        when(ts)
+    }
+
+    /// The time of day only, for the steps of a turn whose heading holds the date.
+    fn clock(&self, ts: &str) -> String {
+        glance::clock(ts).unwrap_or_else(|| ts.to_owned())
+    }
+
+    /// The text of the assistant message with anchor `id` in the turn.
+    fn step_text<'t>(&self, turn: &'t TurnView, id: &str) -> Option<&'t str> {
+        turn.steps.iter().find_map(|s| match s {
+            StepView::Assistant(t) if t.id == id => Some(t.text.as_str()),
+            _ => None,
+        })
+    }
+
+    /// The turn's verdict in one line, from its outcome: files edited, how the last run of
+    /// each verification command ended, commits seen.
+    fn verdict(&self, turn: &TurnView) -> Vec<Verdict> {
+        let o = &turn.outcome;
+        let outcome = Some(format!("{}-o", turn.id));
+        let mut out = Vec::new();
+        if !o.edits.is_empty() {
+            let failed = o
+                .edits
+                .iter()
+                .flat_map(|e| &e.calls)
+                .filter(|c| c.status != ToolStatus::Ok)
+                .count();
+            let mut text = format!("edited {}", plural(o.edits.len(), "file"));
+            if failed > 0 {
+                text.push_str(&format!(" ({} not ok)", plural(failed, "edit")));
+            }
+            out.push(Verdict {
+                text,
+                class: if failed > 0 { "unknown" } else { "plain" },
+                href: outcome.clone(),
+            });
+        }
+        if !o.verifications.is_empty() {
+            let mut last: Vec<(&str, ToolStatus)> = Vec::new();
+            for v in &o.verifications {
+                match last.iter_mut().find(|(c, _)| *c == v.command) {
+                    Some(slot) => slot.1 = v.status,
+                    None => last.push((&v.command, v.status)),
+                }
+            }
+            let count = |s: ToolStatus| last.iter().filter(|(_, x)| *x == s).count();
+            let (ok, error, unknown) = (
+                count(ToolStatus::Ok),
+                count(ToolStatus::Error),
+                count(ToolStatus::Unknown),
+            );
+            let (text, class) = if error == 0 && unknown == 0 {
+                ("verification ok".to_owned(), "ok")
+            } else {
+                let parts: Vec<String> = [(error, "error"), (unknown, "unknown"), (ok, "ok")]
+                    .iter()
+                    .filter(|(n, _)| *n > 0)
+                    .map(|(n, w)| format!("{n} {w}"))
+                    .collect();
+                let class = if error > 0 { "error" } else { "unknown" };
+                (format!("verification: {}", parts.join(", ")), class)
+            };
+            out.push(Verdict {
+                text: if last.len() < o.verifications.len() {
+                    format!("{text} (last run of each)")
+                } else {
+                    text
+                },
+                class,
+                href: outcome.clone(),
+            });
+        }
+        if !o.commits.is_empty() {
+            out.push(Verdict {
+                text: plural(o.commits.len(), "commit"),
+                class: "plain",
+                href: outcome,
+            });
+        }
+        out
+    }
+}
+
+/// A duration as a reader says it: `850 ms`, `4.2 s`, `3 min 12 s`, `1 h 4 min`.
+pub(super) fn duration(ms: u64) -> String {
+    let s = ms / 1000;
+    match ms {
+        0..1_000 => format!("{ms} ms"),
+        1_000..10_000 => format!("{:.1} s", ms as f64 / 1000.0),
+        10_000..60_000 => format!("{s} s"),
+        60_000..3_600_000 => format!("{} min {} s", s / 60, s % 60),
+        _ => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// A timestamp as `2026-01-23 14:21:43 UTC`; the text itself when it is not one.
+pub(super) fn when(ts: &str) -> String {
+    match humantime::parse_rfc3339_weak(ts.trim_end_matches('Z')) {
+        Ok(t) => {
+            let s = humantime::format_rfc3339_seconds(t).to_string();
+            format!("{} {} UTC", &s[..10], &s[11..19])
+        }
+        Err(_) => ts.to_owned(),
     }
 }
 

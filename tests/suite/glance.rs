@@ -138,3 +138,38 @@ fn an_interrupted_turn_names_the_interrupt_and_its_time() -> anyhow::Result<()> 
     }
     Ok(())
 }
+
+/// The closed page answers "what failed, and why did the turn stop?": the Process line counts
+/// errors and unknowns as status pills, each failed row quotes its line, and the incomplete
+/// turn says why, linked to the step, with its last message marked as not final.
+#[test]
+fn the_closed_page_says_what_failed_and_why_the_turn_stopped() -> anyhow::Result<()> {
+    let report = report(&capture("claude-code-2.1.332", "interrupt")?)?;
+    let html = tracebook::render::html(&report)?;
+    let turn = &report.turns[0];
+    let ending = turn.ending.as_ref().expect("the interrupted turn says why");
+    let step = ending.step.as_deref().unwrap_or_default();
+    assert!(
+        html.contains(&format!(
+            "<span class=\"ending\"><a href=\"#{step}\">{}</a></span>",
+            ending.reason
+        )),
+        "the reason, linked to its step"
+    );
+    assert!(html.contains("<span class=\"status error\">1 error</span></summary>"));
+    let failed = calls(&report)
+        .into_iter()
+        .find(|c| c.status == ToolStatus::Error)
+        .and_then(|c| c.fail_line.clone())
+        .expect("the rejected call has a line");
+    let escaped = failed.replace('\'', "&#39;");
+    assert!(
+        html.contains(&format!("<span class=\"why fail-line\">{escaped}</span>")),
+        "{failed}"
+    );
+    // Times in the turns read without scripts.
+    let main = &html[html.find("<main").unwrap_or(0)..html.find("</main>").unwrap_or(html.len())];
+    assert!(main.contains(" UTC</time>"));
+    assert!(!main.contains("Z</time>"));
+    Ok(())
+}
