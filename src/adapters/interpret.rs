@@ -118,9 +118,9 @@ pub(crate) struct Interpreter<'a> {
     spec: &'a AdapterSpec,
     raw: Raw,
     seen_records: HashSet<String>,
-    seen_text: HashSet<(u8, String, String)>,
+    seen_text: HashSet<(TextKind, String, String)>,
     /// Where the event of each revised key sits in the main stream.
-    revised: HashMap<(u8, String), usize>,
+    revised: HashMap<(TextKind, String), usize>,
     /// The usage of each message key as last recorded: a streamed message repeats its usage on
     /// every record, growing, so the last one holds the message's totals.
     seen_usage: HashMap<String, (u64, u64)>,
@@ -155,12 +155,20 @@ struct FactDraft {
     usage: Option<(String, Option<u64>, Option<u64>)>,
 }
 
+/// The kind of a keyed text: an assistant message's and a thinking block's keys are apart, so
+/// one of each may share a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum TextKind {
+    Assistant,
+    Thinking,
+}
+
 /// An event of a record, kept unless `once` (a text kind and key) was kept before, or
 /// `continues` appends it to the last message; with `revise`, an event of the same key kept
 /// before takes its text instead.
 struct DraftEvent {
     body: RawBody,
-    once: Option<(u8, String)>,
+    once: Option<(TextKind, String)>,
     continues: bool,
     revise: bool,
 }
@@ -620,7 +628,7 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
                 .as_ref()
                 .and_then(|d| eval(d, item, record))
                 .is_some_and(|v| v == Json::Bool(true));
-            once = key.as_ref().and_then(s).map(|k| (0, k));
+            once = key.as_ref().and_then(s).map(|k| (TextKind::Assistant, k));
             RawBody::Assistant(text)
         }
         Emit::Thinking {
@@ -629,7 +637,7 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
             revise: r,
         } => {
             revise = *r;
-            once = key.as_deref().and_then(s).map(|k| (1, k));
+            once = key.as_deref().and_then(s).map(|k| (TextKind::Thinking, k));
             RawBody::Thinking(text.as_ref().and_then(s).filter(|t| !t.trim().is_empty()))
         }
         Emit::Interrupt => RawBody::Interrupt,
