@@ -12,8 +12,7 @@ use super::json::parse_mended;
 use super::jsonl::{LineRead, MAX_LINE, long_line, read_line};
 use super::open::{Cut, Opened, open};
 use super::replay::JoinedRecord;
-use super::{InputError, JoinedRead, format_of, layouts};
-use crate::adapters::needs::Needs;
+use super::{InputError, JoinedRead, Parse, format_of, layouts};
 use crate::adapters::pattern::{display_name, has_ending, wildcard};
 use crate::adapters::spec::{AdapterSpec, Condition, InputFormat, InputSpec};
 use crate::adapters::{Adapter, AdapterSet};
@@ -274,6 +273,7 @@ pub(super) fn find_tree<'a>(
     dir: &Path,
     set: &'a AdapterSet,
     forced: Option<&'a Adapter>,
+    parse: Parse,
 ) -> Option<FoundTree<'a>> {
     let adapters: Vec<&Adapter> = match forced {
         Some(a) => vec![a],
@@ -288,9 +288,10 @@ pub(super) fn find_tree<'a>(
                 // adapter recognises, unless `--harness` names the adapter: then records it
                 // joins are enough (a tree whose ids lack the harness's usual prefix).
                 let mut warnings = Vec::new();
-                let needs = Needs::with_detection(&a.spec);
+                let needs = parse.needs(&a.spec, true);
                 let keep = |rec| JoinedRecord::of(&a.spec, rec, true);
-                let read = joined::read(&root, l, None, Some(&needs), &keep, &mut warnings).ok()?;
+                let read =
+                    joined::read(&root, l, None, needs.as_ref(), &keep, &mut warnings).ok()?;
                 let accepted = match forced {
                     Some(_) => !read.records.is_empty(),
                     None => read.records.iter().any(|r| r.recognised),

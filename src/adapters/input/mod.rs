@@ -154,7 +154,7 @@ pub fn sessions_in(input: &Path, set: &AdapterSet, harness: &str) -> Option<Vec<
         return None;
     }
     if input.is_dir() {
-        let tree = find_tree(input, set, Some(adapter))?;
+        let tree = find_tree(input, set, Some(adapter), Parse::Pruned)?;
         return joined::session_ids(&tree.root, tree.layout).ok();
     }
     let layout = forced_layout(input, adapter);
@@ -171,6 +171,17 @@ pub fn load_session(
     set: &AdapterSet,
     harness: Option<&str>,
     session: Option<&str>,
+) -> Result<Loaded, InputError> {
+    load(input, set, harness, session, Parse::Pruned)
+}
+
+/// [`load_session`], parsing records as `parse` says.
+fn load(
+    input: &Path,
+    set: &AdapterSet,
+    harness: Option<&str>,
+    session: Option<&str>,
+    parse: Parse,
 ) -> Result<Loaded, InputError> {
     if !input.exists() {
         return Err(InputError::Missing {
@@ -201,7 +212,7 @@ pub fn load_session(
         None => None,
     };
     if input.is_dir()
-        && let Some(tree) = find_tree(input, set, forced)
+        && let Some(tree) = find_tree(input, set, forced, parse)
     {
         // Detection read the whole tree already; it is the session unless one was asked for.
         let read = if session.is_none() {
@@ -209,7 +220,7 @@ pub fn load_session(
         } else {
             None
         };
-        return read_session(&tree.root, tree.adapter, tree.layout, session, read);
+        return read_session(&tree.root, tree.adapter, tree.layout, session, read, parse);
     }
     let main = if input.is_dir() {
         match newest_session_file(input, set, forced) {
@@ -233,7 +244,7 @@ pub fn load_session(
         Some(a) => (a, forced_layout(&main, a)),
         None => detect_layout(&main, set)?,
     };
-    read_session(&main, adapter, layout, session, None)
+    read_session(&main, adapter, layout, session, None, parse)
 }
 
 /// What a path is when it is neither a regular file nor a folder (links followed): a FIFO
@@ -274,6 +285,28 @@ struct JoinedRead<'s> {
     warnings: Vec<Warning>,
 }
 
+/// How much of each record is parsed: only what the adapter reads, as every load does; a
+/// test also parses whole records, to check that pruning changes nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Parse {
+    Pruned,
+    #[cfg(test)]
+    Whole,
+}
+
+impl Parse {
+    /// What of a record is parsed for `spec`'s rules (and its detection, with `detect`);
+    /// `None`: the whole record.
+    fn needs(self, spec: &AdapterSpec, detect: bool) -> Option<Needs> {
+        match self {
+            Parse::Pruned if detect => Some(Needs::with_detection(spec)),
+            Parse::Pruned => Some(Needs::of(spec)),
+            #[cfg(test)]
+            Parse::Whole => None,
+        }
+    }
+}
+
 /// How an adapter reads this file: its `format`, unless the ending is a document ending.
 fn format_of(layout: &InputSpec, path: &Path) -> InputFormat {
     if layout
@@ -295,6 +328,7 @@ fn read_session(
     layout: &InputSpec,
     want: Option<&str>,
     read: Option<JoinedRead<'_>>,
+    parse: Parse,
 ) -> Result<Loaded, InputError> {
     let spec = &adapter.spec;
     let source = display_name(main);
@@ -307,14 +341,20 @@ fn read_session(
                     warnings.extend(read.warnings);
                     read.joined
                 }
-                None => read_joined(main, spec, layout, want, &mut warnings)?,
+                None => read_joined(main, spec, layout, want, parse, &mut warnings)?,
             };
             let count = joined.records.len();
             apply_joined(&mut interp, joined.records);
             (count, joined.children)
         }
         _ => {
-            let count = read_records(main, spec, layout, &source, &mut warnings, &mut interp)?;
+            let file = RecordFile {
+                path: main,
+                layout,
+                source: &source,
+                parse,
+            };
+            let count = file.read(spec, &mut warnings, &mut interp)?;
             (count, Vec::new())
         }
     };
@@ -334,6 +374,7 @@ fn read_session(
     }
     let mut out = Assembly {
         spec,
+        parse,
         normalizer: Normalizer::new(spec),
         warnings,
         skipped: Vec::new(),
@@ -354,11 +395,12 @@ fn read_joined<'s>(
     spec: &'s AdapterSpec,
     layout: &InputSpec,
     want: Option<&str>,
+    parse: Parse,
     warnings: &mut Vec<Warning>,
 ) -> Result<Joined<JoinedRecord<'s>>, InputError> {
     let keep = |rec| JoinedRecord::of(spec, rec, false);
-    let needs = Needs::of(spec);
-    joined::read(main, layout, want, Some(&needs), &keep, warnings).map_err(|e| {
+    let needs = parse.needs(spec, false);
+    joined::read(main, layout, want, needs.as_ref(), &keep, warnings).map_err(|e| {
         InputError::Nothing {
             path: main.to_owned(),
             reason: e.to_string(),
@@ -418,6 +460,7 @@ fn called_agents(session: &Session) -> Vec<String> {
 /// is warned about once), and what reading them met.
 struct Assembly<'s> {
     spec: &'s AdapterSpec,
+    parse: Parse,
     normalizer: Normalizer<'s>,
     warnings: Vec<Warning>,
     skipped: Vec<(String, usize)>,
@@ -468,14 +511,13 @@ impl Assembly<'_> {
         for file in subagent_files(main, self.spec, &names) {
             let name = relative_name(main, &file.path);
             let mut interp = Interpreter::new(self.spec);
-            if let Err(e) = read_records(
-                &file.path,
-                self.spec,
+            let records = RecordFile {
+                path: &file.path,
                 layout,
-                &name,
-                &mut self.warnings,
-                &mut interp,
-            ) {
+                source: &name,
+                parse: self.parse,
+            };
+            if let Err(e) = records.read(self.spec, &mut self.warnings, &mut interp) {
                 self.warnings
                     .push(Warning::whole(&name, format!("skipped: {e}")));
                 continue;
@@ -559,57 +601,72 @@ impl Assembly<'_> {
     }
 }
 
-/// Reads every record of a file in order, feeding each with its 1-based line number (its
-/// place, in a document). Returns how many records were read; unreadable lines become
-/// warnings.
-fn read_records<'s>(
-    path: &Path,
-    spec: &'s AdapterSpec,
-    layout: &InputSpec,
-    source: &str,
-    warnings: &mut Vec<Warning>,
-    interp: &mut Interpreter<'s>,
-) -> Result<usize, InputError> {
-    let io = |e| InputError::Io {
-        path: path.to_owned(),
-        error: e,
-    };
-    let opened = open::open(path).map_err(io)?;
-    // Each record is drafted where it is parsed, and its place in a replayed log found there;
-    // records to regroup by their parent link are kept whole until their order is known.
-    let order = RecordOrder::of(spec);
-    let item = |line: usize, rec: Json| order.item(line, rec);
-    let mut sequence = Sequence::new(order);
-    let count = match format_of(layout, path) {
-        InputFormat::Tree | InputFormat::Sqlite => {
-            warnings.push(Warning::whole(
-                source,
-                "a joined input is not a record file",
-            ));
-            0
-        }
-        InputFormat::Jsonl => {
-            // Each line is parsed into only what the adapter reads.
-            let needs = Needs::of(spec);
-            let take = |line, item| sequence.take(interp, line, item);
-            jsonl::read(opened, &needs, source, &item, warnings, take).map_err(io)?
-        }
-        InputFormat::Json => match document::read(opened, layout, source, &item, warnings) {
-            Ok(Some(doc)) => {
-                // Session facts of the document itself (its id, start time) come first.
-                interp.facts_only(&doc.facts);
-                let count = doc.records.len();
-                for (i, it) in doc.records.into_iter().enumerate() {
-                    sequence.take(interp, i + 1, it);
-                }
-                count
+/// A file of records to read, and how.
+struct RecordFile<'a> {
+    path: &'a Path,
+    layout: &'a InputSpec,
+    /// The file's name in warnings.
+    source: &'a str,
+    parse: Parse,
+}
+
+impl RecordFile<'_> {
+    /// Reads every record of the file in order, feeding each with its 1-based line number
+    /// (its place, in a document). Returns how many records were read; unreadable lines
+    /// become warnings.
+    fn read<'s>(
+        &self,
+        spec: &'s AdapterSpec,
+        warnings: &mut Vec<Warning>,
+        interp: &mut Interpreter<'s>,
+    ) -> Result<usize, InputError> {
+        let Self {
+            path,
+            layout,
+            source,
+            parse,
+        } = *self;
+        let io = |e| InputError::Io {
+            path: path.to_owned(),
+            error: e,
+        };
+        let opened = open::open(path).map_err(io)?;
+        // Each record is drafted where it is parsed, and its place in a replayed log found there;
+        // records to regroup by their parent link are kept whole until their order is known.
+        let order = RecordOrder::of(spec);
+        let item = |line: usize, rec: Json| order.item(line, rec);
+        let mut sequence = Sequence::new(order);
+        let count = match format_of(layout, path) {
+            InputFormat::Tree | InputFormat::Sqlite => {
+                warnings.push(Warning::whole(
+                    source,
+                    "a joined input is not a record file",
+                ));
+                0
             }
-            Ok(None) => 0,
-            Err(e) => return Err(io(e)),
-        },
-    };
-    sequence.finish(interp);
-    Ok(count)
+            InputFormat::Jsonl => {
+                // Each line is parsed into only what the adapter reads.
+                let needs = parse.needs(spec, false).unwrap_or_else(Needs::all);
+                let take = |line, item| sequence.take(interp, line, item);
+                jsonl::read(opened, &needs, source, &item, warnings, take).map_err(io)?
+            }
+            InputFormat::Json => match document::read(opened, layout, source, &item, warnings) {
+                Ok(Some(doc)) => {
+                    // Session facts of the document itself (its id, start time) come first.
+                    interp.facts_only(&doc.facts);
+                    let count = doc.records.len();
+                    for (i, it) in doc.records.into_iter().enumerate() {
+                        sequence.take(interp, i + 1, it);
+                    }
+                    count
+                }
+                Ok(None) => 0,
+                Err(e) => return Err(io(e)),
+            },
+        };
+        sequence.finish(interp);
+        Ok(count)
+    }
 }
 
 /// Turns the interpreter's counts into warnings (unrecognised records) and skip counts.
@@ -664,6 +721,83 @@ fn known_types(spec: &AdapterSpec) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A folder's entries, in name order.
+    fn entries(dir: &Path) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// Every session the fixtures hold, with the harness to force (a capture's own): each
+    /// `<harness>/<case>/session.*` and `tree/`, and every form of every capture.
+    fn fixture_sessions() -> anyhow::Result<Vec<(PathBuf, Option<String>)>> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut out = Vec::new();
+        for harness in ["claude-code", "codex", "gemini-cli", "opencode"] {
+            for case in entries(&root.join(harness)) {
+                for path in entries(&case) {
+                    let name = display_name(&path);
+                    if (name.starts_with("session.") && path.is_file())
+                        || (name == "tree" && path.is_dir())
+                    {
+                        out.push((path, None));
+                    }
+                }
+            }
+        }
+        for release in entries(&root.join("captured")) {
+            for scenario in entries(&release) {
+                let Ok(text) = std::fs::read(scenario.join("capture.json")) else {
+                    continue;
+                };
+                let capture: Json = serde_json::from_slice(&text)?;
+                let harness = capture["harness"].as_str().map(str::to_owned);
+                for form in capture["forms"].as_array().into_iter().flatten() {
+                    if let Some(path) = form["path"].as_str() {
+                        out.push((scenario.join(path), harness.clone()));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn pruned_and_whole_records_load_the_same_session() -> anyhow::Result<()> {
+        let set = AdapterSet::load(None)?;
+        let mut compared = 0;
+        for (path, harness) in fixture_sessions()? {
+            let harness = harness.as_deref();
+            let pruned = load(&path, &set, harness, None, Parse::Pruned);
+            let whole = load(&path, &set, harness, None, Parse::Whole);
+            let shown = path.display();
+            match (pruned, whole) {
+                (Ok(pruned), Ok(whole)) => {
+                    assert_eq!(pruned.session, whole.session, "{shown}");
+                    let said = |l: &Loaded| -> Vec<String> {
+                        l.warnings.iter().map(ToString::to_string).collect()
+                    };
+                    assert_eq!(said(&pruned), said(&whole), "{shown}");
+                    assert_eq!(pruned.skipped, whole.skipped, "{shown}");
+                    compared += 1;
+                }
+                (Err(pruned), Err(whole)) => {
+                    assert_eq!(pruned.to_string(), whole.to_string(), "{shown}");
+                }
+                (pruned, whole) => {
+                    panic!("{shown}: pruned read {pruned:?}, whole read {whole:?}")
+                }
+            }
+        }
+        assert!(compared > 100, "only {compared} sessions compared");
+        Ok(())
+    }
 
     #[test]
     fn a_read_error_names_its_cause_once() {
