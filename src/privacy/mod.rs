@@ -164,11 +164,12 @@ impl Redacted<Session> {
 /// notebook written by an older version gains today's rules: the same [`Policy`] as a render
 /// (learned from this machine and the options; the report keeps no working directory), over
 /// every string of the report, tool inputs' keys and bound values included. Says whether it
-/// changed anything.
-pub fn report(
-    report: &crate::report::model::Report,
+/// changed anything. The report is taken as any serializable document, so privacy knows nothing
+/// of the report's types (a `turns` array is redacted turn by turn on every core).
+pub fn report<T: serde::Serialize + serde::de::DeserializeOwned>(
+    report: &T,
     options: &Options,
-) -> Result<(crate::report::model::Report, bool), serde_json::Error> {
+) -> Result<(T, bool), serde_json::Error> {
     let policy = Policy::new(&Session::default(), options);
     let original = serde_json::to_value(report)?;
     let mut doc = original.clone();
