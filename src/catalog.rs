@@ -2,7 +2,6 @@
 //! blocks), summarizing each one from its report, and filtering the list.
 
 use rayon::prelude::*;
-use serde::Serialize;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -10,6 +9,8 @@ use std::time::SystemTime;
 use crate::adapters::spec::{DiscoverSpec, RootSpec};
 use crate::adapters::{AdapterSet, pattern::display_name};
 use crate::report::model::Report;
+use crate::report::row::{self, SessionRow};
+use crate::warning::Warning;
 
 /// A session found on disk, not yet read.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -149,109 +150,13 @@ fn session_files(base: &Path, d: &DiscoverSpec) -> Vec<PathBuf> {
     out
 }
 
-/// One row of `tracebook list`: what the report says about a session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct Entry {
-    /// Adapter name.
-    pub harness: String,
-    /// The harness's session id, or the file name when the log keeps none.
-    pub id: String,
-    /// The id of the session this one is a subagent of, when its log names it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent: Option<String>,
-    /// The project, privacy-filtered (the working directory's last segment).
-    pub project: Option<String>,
-    /// First timestamp in the log.
-    pub started_at: Option<String>,
-    /// Number of turns.
-    pub turns: usize,
-    /// Tool calls, subagents' included.
-    pub tool_calls: usize,
-    /// Tool calls with status error.
-    pub errors: usize,
-    /// The first prompt's first line, for the index.
-    pub title: Option<String>,
-    /// The session file. Not printed: its folders can name the user.
-    #[serde(skip)]
-    pub path: PathBuf,
-    /// The session's id inside the storage tree or database at `path`. Not printed.
-    #[serde(skip)]
-    pub session: Option<String>,
-    /// The subagents this session's notebook holds (nested under their calls, or listed as
-    /// not linked to one), by id.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub subagents: Vec<String>,
-}
-
-impl Entry {
-    /// The row of a session whose report was built.
-    pub fn from_report(found: &Found, report: &Report) -> Self {
-        let s = &report.session;
-        Entry {
-            harness: found.harness.clone(),
-            id: s.id.clone().unwrap_or_else(|| stem(&found.path).to_owned()),
-            parent: s.parent.clone(),
-            project: s.project.clone(),
-            started_at: s.started_at.clone(),
-            turns: report.summary.turns,
-            tool_calls: report.summary.tool_calls,
-            errors: report.summary.error,
-            title: report
-                .turns
-                .iter()
-                .find_map(|t| t.prompt.as_ref())
-                .map(|p| first_line(&p.text, 100)),
-            path: found.path.clone(),
-            session: found.session.clone(),
-            subagents: subagents_shown(report),
-        }
-    }
-}
-
-/// The ids of the subagents a report shows: nested under a call at any depth, or unlinked.
-fn subagents_shown(report: &Report) -> Vec<String> {
-    fn walk(turns: &[crate::report::model::TurnView], out: &mut Vec<String>) {
-        for step in turns.iter().flat_map(|t| &t.steps) {
-            if let crate::report::model::StepView::ToolCall(call) = step
-                && let Some(sub) = &call.subagent
-            {
-                if !out.contains(&sub.agent_id) {
-                    out.push(sub.agent_id.clone());
-                }
-                walk(&sub.turns, out);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(&report.turns, &mut out);
-    for sub in &report.unlinked_subagents {
-        if !out.contains(&sub.agent_id) {
-            out.push(sub.agent_id.clone());
-        }
-        walk(&sub.turns, &mut out);
-    }
-    out
-}
-
 /// A file's name without its extensions (`rollout-x.jsonl.zst` → `rollout-x`).
 pub fn stem(path: &Path) -> &str {
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("session");
-    name.split('.')
-        .next()
-        .filter(|s| !s.is_empty())
-        .unwrap_or(name)
-}
-
-fn first_line(text: &str, max: usize) -> String {
-    let line = text.trim().lines().next().unwrap_or_default();
-    let mut out: String = line.chars().take(max).collect();
-    if line.chars().count() > max {
-        out.push('…');
-    }
-    out
+    row::stem(
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("session"),
+    )
 }
 
 /// `--harness`, `--since`, `--project`.
@@ -275,7 +180,7 @@ impl Filter {
 
     /// Whether a summarized session passes every filter. A session whose start time the log
     /// does not keep never passes `--since`: nothing shows it is recent.
-    pub fn admits(&self, e: &Entry) -> bool {
+    pub fn admits(&self, e: &SessionRow) -> bool {
         let since = match self.since {
             None => true,
             Some(t) => e
@@ -316,33 +221,63 @@ pub fn parse_since(text: &str, now: SystemTime) -> Result<SystemTime, String> {
 }
 
 /// A session of the catalog: its row, or why it could not be read.
-pub type Listed = (Found, Result<Entry, String>);
+pub type Listed = (Found, Result<SessionRow, String>);
 
 /// Reads and summarizes every found session in parallel, keeping the input order.
 pub fn summarize(
     found: Vec<Found>,
     set: &AdapterSet,
-    redact: &[String],
+    privacy: &crate::privacy::Options,
     generated_at: &str,
 ) -> Vec<Listed> {
-    let privacy = crate::privacy::Options {
-        redact: redact.to_vec(),
-        keep_images: false,
-    };
     found
         .into_par_iter()
         .map(|f| {
-            let options = crate::pipeline::Options {
-                adapters: set,
-                harness: Some(&f.harness),
-                session: f.session.as_deref(),
-                privacy: privacy.clone(),
-                generated_at: generated_at.to_owned(),
-            };
-            let row = crate::pipeline::report(&f.path, &options)
-                .map(|(report, _)| Entry::from_report(&f, &report))
+            let row = report(&f, set, privacy, generated_at)
+                .map(|(report, _)| SessionRow::of(&report))
                 .map_err(|e| error_text(&e, &f.path));
             (f, row)
+        })
+        .collect()
+}
+
+/// The report of a found session.
+pub fn report(
+    found: &Found,
+    set: &AdapterSet,
+    privacy: &crate::privacy::Options,
+    generated_at: &str,
+) -> anyhow::Result<(Report, Vec<Warning>)> {
+    let options = crate::pipeline::Options {
+        adapters: set,
+        harness: Some(&found.harness),
+        session: found.session.as_deref(),
+        privacy: privacy.clone(),
+        generated_at: generated_at.to_owned(),
+    };
+    crate::pipeline::report(&found.path, &options)
+}
+
+/// The id of every found session that can be read, in the input order: the harness's id as
+/// the log writes it, or the file name. A facts-only pass: each log is read, and nothing is
+/// redacted, projected or built.
+pub fn ids(found: Vec<Found>, set: &AdapterSet) -> Vec<(Found, String)> {
+    found
+        .into_par_iter()
+        .filter_map(|f| {
+            let loaded = crate::adapters::input::load_session(
+                &f.path,
+                set,
+                Some(&f.harness),
+                f.session.as_deref(),
+            )
+            .ok()?;
+            let id = loaded
+                .session
+                .facts
+                .id
+                .unwrap_or_else(|| stem(&f.path).to_owned());
+            Some((f, id))
         })
         .collect()
 }
@@ -360,21 +295,15 @@ pub fn error_text(err: &anyhow::Error, path: &Path) -> String {
     crate::privacy::paths::scrub_home(&text)
 }
 
-/// Whether a row is a subagent session whose parent is among `rows` (same harness) and whose
-/// notebook really holds it. A subagent its parent's notebook does not show stays listed.
-pub fn nested_in(row: &Entry, rows: &[Entry]) -> bool {
-    row.parent.as_ref().is_some_and(|parent| {
-        rows.iter()
-            .any(|r| r.harness == row.harness && r.id == *parent && r.subagents.contains(&row.id))
-    })
-}
-
-/// The sessions whose id starts with `prefix`; an exact id match wins over prefixes.
-pub fn by_id<'a>(rows: &'a [Entry], prefix: &str) -> Vec<&'a Entry> {
-    if let Some(exact) = rows.iter().find(|e| e.id == prefix) {
+/// The positions of the ids that start with `prefix`; an exact id wins over prefixes.
+pub fn by_id<'a>(ids: impl Iterator<Item = &'a str>, prefix: &str) -> Vec<usize> {
+    let ids: Vec<&str> = ids.collect();
+    if let Some(exact) = ids.iter().position(|i| *i == prefix) {
         return vec![exact];
     }
-    rows.iter().filter(|e| e.id.starts_with(prefix)).collect()
+    (0..ids.len())
+        .filter(|n| ids[*n].starts_with(prefix))
+        .collect()
 }
 
 #[cfg(test)]

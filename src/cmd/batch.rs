@@ -12,13 +12,14 @@ use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 use crate::adapters::AdapterSet;
-use crate::catalog::{self, Entry, Filter, Found};
+use crate::catalog::{self, Filter, Found};
 use crate::cli::{Format, RenderArgs};
 use crate::cmd::render::{RenderOptions, render_session};
 use crate::cmd::{Exit, list};
 use crate::console::{self, Console};
 use crate::pipeline;
 use crate::render::{self, IndexRow, ParentLink};
+use crate::report::row::SessionRow;
 use crate::report::select::{self, TurnSelection};
 
 /// The manifest's file name inside the output folder.
@@ -52,7 +53,7 @@ pub struct ManifestEntry {
     /// Source modification time, nanoseconds since the Unix epoch.
     pub mtime_ns: u128,
     /// The session's row, when it could be read.
-    pub row: Option<Entry>,
+    pub row: Option<SessionRow>,
     /// The notebook's file name in the folder, when one was written.
     pub file: Option<String>,
     /// Why it could not be rendered.
@@ -246,7 +247,7 @@ fn render_one(
     job: &Job<'_>,
     found: &Found,
     file: &str,
-) -> (Option<Entry>, Option<String>, Option<String>) {
+) -> (Option<SessionRow>, Option<String>, Option<String>) {
     match try_render(job, found, file) {
         Ok((row, written)) => (Some(row), written, None),
         Err(e) => (
@@ -258,7 +259,11 @@ fn render_one(
 }
 
 /// Reads a session; writes its notebook when it passes the filters.
-fn try_render(job: &Job<'_>, found: &Found, file: &str) -> anyhow::Result<(Entry, Option<String>)> {
+fn try_render(
+    job: &Job<'_>,
+    found: &Found,
+    file: &str,
+) -> anyhow::Result<(SessionRow, Option<String>)> {
     let (mut report, warnings) = pipeline::report(
         &found.path,
         &pipeline::Options {
@@ -277,9 +282,9 @@ fn try_render(job: &Job<'_>, found: &Found, file: &str) -> anyhow::Result<(Entry
     }
     // The row (kept in the manifest, shown in the index) is the selected turns' own: a title
     // from a turn the notebook leaves out would put its prompt in the folder anyway.
-    let admitted = job.filter.admits(&Entry::from_report(found, &report));
+    let admitted = job.filter.admits(&SessionRow::of(&report));
     let selected = select::apply(&mut report, job.sel);
-    let mut row = Entry::from_report(found, &report);
+    let mut row = SessionRow::of(&report);
     if !admitted {
         if selected.is_err() {
             row.title = None;
@@ -417,8 +422,8 @@ pub fn render_all(
     for r in &failed {
         console.error(&format!(
             "{} {}: {}",
-            r.harness,
-            r.id,
+            r.row.harness,
+            r.row.id,
             r.error.as_deref().unwrap_or_default()
         ));
     }
@@ -449,28 +454,25 @@ fn index_rows(sessions: &BTreeMap<String, ManifestEntry>, filter: &Filter) -> Ve
         .values()
         .filter_map(|e| match (&e.row, &e.error) {
             (_, Some(err)) => Some(IndexRow {
-                harness: e.harness.clone(),
-                id: e.name.clone(),
+                row: SessionRow {
+                    harness: e.harness.clone(),
+                    id: e.name.clone(),
+                    parent: None,
+                    project: None,
+                    started_at: None,
+                    turns: 0,
+                    tool_calls: 0,
+                    errors: 0,
+                    title: None,
+                    subagents: Vec::new(),
+                },
                 href: None,
-                project: None,
-                started_at: None,
-                turns: 0,
-                tool_calls: 0,
-                errors: 0,
-                title: None,
                 error: Some(err.clone()),
                 parent: None,
             }),
             (Some(r), None) if filter.admits(r) && e.file.is_some() => Some(IndexRow {
-                harness: r.harness.clone(),
-                id: r.id.clone(),
+                row: r.clone(),
                 href: e.file.clone(),
-                project: r.project.clone(),
-                started_at: r.started_at.clone(),
-                turns: r.turns,
-                tool_calls: r.tool_calls,
-                errors: r.errors,
-                title: r.title.clone(),
                 error: None,
                 parent: r.parent.as_ref().and_then(|id| {
                     let href = notebooks.get(&(r.harness.as_str(), id.as_str()))?;
@@ -483,12 +485,7 @@ fn index_rows(sessions: &BTreeMap<String, ManifestEntry>, filter: &Filter) -> Ve
             _ => None,
         })
         .collect();
-    rows.sort_by(|a, b| {
-        b.started_at
-            .cmp(&a.started_at)
-            .then_with(|| a.harness.cmp(&b.harness))
-            .then_with(|| a.id.cmp(&b.id))
-    });
+    rows.sort_by(|a, b| a.row.newest_first(&b.row));
     rows
 }
 

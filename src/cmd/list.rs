@@ -5,11 +5,16 @@ use anyhow::Context as _;
 use std::time::SystemTime;
 
 use crate::adapters::AdapterSet;
-use crate::catalog::{self, Entry, Found};
+use crate::catalog::{self, Found};
 use crate::cli::ListArgs;
 use crate::cmd::Exit;
 use crate::console::{self, Console, shown};
 use crate::pipeline;
+use crate::privacy;
+use crate::report::model::Report;
+use crate::report::row::SessionRow;
+use crate::warning::Warning;
+use rayon::prelude::*;
 
 /// Prints the table (or `--json`, every row) of the sessions that pass the filters.
 pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
@@ -21,7 +26,12 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
         args.project.as_deref(),
     )?;
     let found = discover(&set, &filter);
-    let listed = catalog::summarize(found, &set, &[], &pipeline::generated_at());
+    let listed = catalog::summarize(
+        found,
+        &set,
+        &privacy::Options::default(),
+        &pipeline::generated_at(),
+    );
     let console = Console::default();
     let mut rows = Vec::new();
     let mut failed = 0;
@@ -35,13 +45,7 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
             }
         }
     }
-    // Newest first; sessions without a start time last, then by harness and id.
-    rows.sort_by(|a, b| {
-        b.started_at
-            .cmp(&a.started_at)
-            .then_with(|| a.harness.cmp(&b.harness))
-            .then_with(|| a.id.cmp(&b.id))
-    });
+    rows.sort_by(SessionRow::newest_first);
     let text = if args.json {
         let mut text = serde_json::to_string_pretty(&rows).context("writing the list")?;
         text.push('\n');
@@ -49,7 +53,7 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
     } else {
         // A subagent's own session is read nested in its parent's: the table leaves it out
         // when it lists the parent (the JSON keeps every row, each with its `parent`).
-        let nested: Vec<bool> = rows.iter().map(|e| catalog::nested_in(e, &rows)).collect();
+        let nested: Vec<bool> = rows.iter().map(|e| e.nested_in(&rows)).collect();
         let hidden = nested.iter().filter(|n| **n).count();
         if hidden > 0 {
             console.note(&format!(
@@ -70,7 +74,7 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
 
 /// The table `list` prints: each cell one line of visible text, whatever the log put in an
 /// id or a project.
-fn table(rows: &[Entry]) -> String {
+fn table(rows: &[SessionRow]) -> String {
     use std::fmt::Write as _;
     let mut text = String::new();
     let _ = writeln!(
@@ -136,36 +140,62 @@ pub fn filter(
     })
 }
 
-/// Finds the one listed session whose id is `id` or starts with it.
+/// The one listed session whose id is `id` or starts with it, with its report (built with
+/// `privacy`) and the warnings reading it gave.
+pub struct Picked {
+    /// Where it is.
+    pub found: Found,
+    /// Its report.
+    pub report: Report,
+    /// What reading it warned about.
+    pub warnings: Vec<Warning>,
+}
+
+/// Finds the one listed session whose id is `id` or starts with it. Ids are read from every
+/// session in a facts-only pass; only the sessions whose id starts with `id` go through the
+/// whole pipeline, to be listed (or not: a harness's empty leftover file is no session) and
+/// shown as their list row.
 pub fn find_session(
     set: &AdapterSet,
     id: &str,
     harness: Option<&str>,
-    redact: &[String],
-) -> anyhow::Result<Found> {
+    privacy: &privacy::Options,
+    generated_at: &str,
+) -> anyhow::Result<Picked> {
     let filter = filter(set, harness, None, None)?;
-    let found = discover(set, &filter);
-    let rows: Vec<Entry> = catalog::summarize(found, set, redact, &pipeline::generated_at())
+    let ids = catalog::ids(discover(set, &filter), set);
+    let read = ids.len();
+    let candidates: Vec<Found> = ids
         .into_iter()
-        .filter_map(|(_, row)| row.ok())
-        .filter(|row| filter.admits(row))
+        .filter(|(_, raw)| raw.starts_with(id))
+        .map(|(found, _)| found)
         .collect();
-    match catalog::by_id(&rows, id).as_slice() {
-        [one] => Ok(Found {
-            harness: one.harness.clone(),
-            path: one.path.clone(),
-            session: one.session.clone(),
-        }),
+    let mut rows: Vec<(Picked, SessionRow)> = candidates
+        .into_par_iter()
+        .filter_map(|found| {
+            let (report, warnings) = catalog::report(&found, set, privacy, generated_at).ok()?;
+            let row = SessionRow::of(&report);
+            let picked = Picked {
+                found,
+                report,
+                warnings,
+            };
+            filter.admits(&row).then_some((picked, row))
+        })
+        .collect();
+    let matched = catalog::by_id(rows.iter().map(|(_, row)| row.id.as_str()), id);
+    match matched[..] {
+        [one] => Ok(rows.swap_remove(one).0),
         [] => anyhow::bail!(
-            "no listed session has an id starting with `{id}` ({} session(s) listed; see `tracebook list`)",
-            rows.len()
+            "no listed session has an id starting with `{id}` ({read} session(s) read; see `tracebook list`)"
         ),
-        many => {
+        _ => {
             let mut msg = format!(
                 "session id `{id}` is ambiguous: {} sessions match; give more characters:",
-                many.len()
+                matched.len()
             );
-            for e in many {
+            for at in matched {
+                let e = &rows[at].1;
                 msg.push_str(&format!(
                     "\n  {} {} {}",
                     e.harness,

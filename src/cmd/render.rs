@@ -23,29 +23,36 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<Exit> {
     }
     let console = Console::new(args.quiet, args.strict);
     let generated_at = pipeline::generated_at();
-    let (input, harness, session) = match &args.pick.session {
-        Some(id) => {
-            let found = list::find_session(&set, id, args.harness.as_deref(), &args.redact)?;
-            (found.path, Some(found.harness), found.session)
-        }
-        None => (
-            args.input.clone().unwrap_or_default(),
-            args.harness.clone(),
-            None,
-        ),
+    let picked = match &args.pick.session {
+        Some(id) => Some(list::find_session(
+            &set,
+            id,
+            args.harness.as_deref(),
+            &args.privacy(),
+            &generated_at,
+        )?),
+        None => None,
+    };
+    let input = match &picked {
+        Some(p) => p.found.path.clone(),
+        None => args.input.clone().unwrap_or_default(),
     };
     let out = output_path(args, &input);
     refuse_overwriting_input(&out, &input, &set)?;
-    let (mut report, warnings) = pipeline::report(
-        &input,
-        &pipeline::Options {
-            adapters: &set,
-            harness: harness.as_deref(),
-            session: session.as_deref(),
-            privacy: args.privacy(),
-            generated_at,
-        },
-    )?;
+    // A session picked by id was read to be found.
+    let (mut report, warnings) = match picked {
+        Some(p) => (p.report, p.warnings),
+        None => pipeline::report(
+            &input,
+            &pipeline::Options {
+                adapters: &set,
+                harness: args.harness.as_deref(),
+                session: None,
+                privacy: args.privacy(),
+                generated_at,
+            },
+        )?,
+    };
     report::select::apply(&mut report, &selection).map_err(anyhow::Error::msg)?;
     if console.warnings(&warnings) {
         return Ok(Exit::Strict);

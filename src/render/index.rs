@@ -4,28 +4,16 @@ use askama::Template;
 
 use super::assets::{INDEX_CSP, INDEX_CSS, INDEX_JS};
 use super::safe::SafeHtml;
+use crate::report::row::SessionRow;
 
 /// One row of the batch index.
 #[derive(Debug, Clone)]
 pub struct IndexRow {
-    /// Adapter name.
-    pub harness: String,
-    /// Session id (or file name).
-    pub id: String,
+    /// The session's row; for a session that could not be rendered, its harness and file
+    /// name only.
+    pub row: SessionRow,
     /// The notebook's file name in the same folder; `None` when it could not be rendered.
     pub href: Option<String>,
-    /// Privacy-filtered project.
-    pub project: Option<String>,
-    /// First timestamp.
-    pub started_at: Option<String>,
-    /// Turns.
-    pub turns: usize,
-    /// Tool calls.
-    pub tool_calls: usize,
-    /// Tool calls with status error.
-    pub errors: usize,
-    /// First prompt's first line.
-    pub title: Option<String>,
     /// Why it could not be rendered.
     pub error: Option<String>,
     /// The session this one is a subagent of, when the index lists it: its notebook holds this

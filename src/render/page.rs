@@ -8,6 +8,7 @@ use super::safe::SafeHtml;
 use super::toc::TocStored;
 use crate::events::ToolKind;
 use crate::report::model::Report;
+use crate::report::row::first_line;
 
 pub(super) fn title(report: &Report) -> String {
     let s = &report.session;
@@ -22,16 +23,6 @@ pub(super) fn title(report: &Report) -> String {
         (None, Some(proj)) => format!("{proj} · tracebook"),
         (None, None) => format!("{} · tracebook", s.source),
     }
-}
-
-/// The first line of a text, cut to `max` characters.
-pub(super) fn first_line(text: &str, max: usize) -> String {
-    let line = text.trim().lines().next().unwrap_or_default();
-    let mut out: String = line.chars().take(max).collect();
-    if line.chars().count() > max {
-        out.push('…');
-    }
-    out
 }
 
 #[derive(Template)]
@@ -81,16 +72,5 @@ impl PageTemplate<'_> {
             "error" => s.error,
             _ => s.unknown,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn first_line_is_cut_on_characters() {
-        assert_eq!(first_line("héllo wörld\nnext", 5), "héllo…");
-        assert_eq!(first_line("  short ", 10), "short");
     }
 }

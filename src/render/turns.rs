@@ -7,11 +7,11 @@ use std::sync::LazyLock;
 
 use super::highlight::{self, Highlighted, Highlighter, Language};
 use super::markdown;
-use super::page::first_line;
 use super::safe::SafeHtml;
 use crate::events::{ToolKind, ToolStatus};
 use crate::report::glance;
 use crate::report::model::{StepView, SubagentView, ToolCallView, TurnView};
+use crate::report::row::first_line;
 
 /// Output longer than this many lines is split: the rest sits in a closed fold.
 const OUTPUT_HEAD_LINES: usize = 80;

@@ -3,6 +3,7 @@
 pub mod compat;
 pub mod glance;
 pub mod model;
+pub mod row;
 pub mod select;
 
 use crate::events::{Session, ToolStatus};

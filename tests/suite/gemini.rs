@@ -212,7 +212,8 @@ fn home_with_resume_leftover() -> anyhow::Result<tempfile::TempDir> {
 }
 
 #[test]
-fn a_resume_leftover_is_not_a_second_session_in_list_or_render_all() -> anyhow::Result<()> {
+fn a_resume_leftover_is_not_a_second_session_in_list_render_all_or_render_session()
+-> anyhow::Result<()> {
     let home = home_with_resume_leftover()?;
     let out = tracebook()
         .env("HOME", home.path())
@@ -242,6 +243,28 @@ fn a_resume_leftover_is_not_a_second_session_in_list_or_render_all() -> anyhow::
         notebooks,
         ["gemini-cli-session-2026-12-01T08-47-5a3d220e.html"]
     );
+
+    // The leftover holds the same id: `render --session` still finds one session.
+    let out = tracebook()
+        .env("HOME", home.path())
+        .env_remove("GEMINI_CLI_HOME")
+        .args([
+            "render",
+            "--session",
+            "5a3d220e",
+            "--format",
+            "json",
+            "-o",
+            "-",
+        ])
+        .output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Json = serde_json::from_slice(&out.stdout)?;
+    assert_eq!(report["summary"]["turns"], 3);
     Ok(())
 }
 

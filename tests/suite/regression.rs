@@ -199,3 +199,41 @@ fn a_closed_pipe_ends_adapters_list_and_demo_without_an_error() -> anyhow::Resul
     assert_eq!(exit_into_closed_pipe(&["demo", "tool-outcomes"])?, Some(0));
     Ok(())
 }
+
+/// A home folder whose Claude Code projects folder holds the sample session under each id.
+fn home_with_sessions(ids: &[&str]) -> anyhow::Result<tempfile::TempDir> {
+    let home = tempfile::tempdir()?;
+    let dir = home.path().join(".claude/projects/-Users-alice-work-shop");
+    fs::create_dir_all(&dir)?;
+    let text = fs::read_to_string(sample())?;
+    for id in ids {
+        let session = text.replace("5b0c1f9e-2c1d-4c7e-9a51-0d3f7e2a6b11", id);
+        fs::write(dir.join(format!("{id}.jsonl")), session)?;
+    }
+    Ok(home)
+}
+
+#[test]
+fn render_session_builds_the_report_of_the_matching_session_only() -> anyhow::Result<()> {
+    let ids = [
+        "aaaa1111-0000-4000-8000-000000000001",
+        "bbbb2222-0000-4000-8000-000000000002",
+        "cccc3333-0000-4000-8000-000000000003",
+        "dddd4444-0000-4000-8000-000000000004",
+    ];
+    let home = home_with_sessions(&ids)?;
+    let out = tracebook()
+        .env("HOME", home.path())
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env("TRACEBOOK_TIMINGS", "1")
+        .args(["render", "--session", "bbbb", "-o", "-"])
+        .output()?;
+    let stderr = String::from_utf8(out.stderr)?;
+    assert!(out.status.success(), "{stderr}");
+    assert!(String::from_utf8(out.stdout)?.contains(ids[1]));
+    // Every log is read to learn its id; one session is redacted, projected and reported.
+    let runs = |stage: &str| stderr.lines().filter(|l| l.starts_with(stage)).count();
+    assert_eq!(runs("timing: privacy "), 1, "{stderr}");
+    assert_eq!(runs("timing: report "), 1, "{stderr}");
+    Ok(())
+}
