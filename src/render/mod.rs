@@ -174,7 +174,7 @@ fn page(mut report: Report, storage: Storage) -> askama::Result<Notebook> {
             crate::memory::release();
         }
     }
-    let (turns, mut stored) = layout.finish();
+    let (turns, mut stored) = layout.finish()?;
     // A page that stores turns stores its turn list past the first entries too: the list of
     // a long session is otherwise most of what the browser builds before it shows the page.
     let toc_stored = if !stored.html.is_empty() && toc.len() > TOC_FIRST {
@@ -185,8 +185,8 @@ fn page(mut report: Report, storage: Storage) -> askama::Result<Notebook> {
             first: rest.first().map_or(0, |t| t.number),
             last: rest.last().map_or(0, |t| t.number),
         };
-        stored.write(id, TocTemplate { entries: &rest }.render()?, None);
-        stored.seal();
+        stored.write(id, TocTemplate { entries: &rest }.render()?, None)?;
+        stored.seal()?;
         Some(stub)
     } else {
         None

@@ -34,6 +34,11 @@ impl SafeHtml {
     pub(super) fn rendered(html: String) -> Self {
         Self::trusted(html)
     }
+
+    /// Base64 text, which holds no markup character.
+    pub(super) fn base64(text: String) -> Self {
+        Self::trusted(text)
+    }
 }
 
 impl fmt::Display for SafeHtml {

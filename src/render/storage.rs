@@ -1,9 +1,12 @@
 //! Where a page's turns go: inline HTML while the page's budget lasts, then zstd-compressed
 //! blocks inside inert `<template>` elements, each leaving a stub the page's script replaces.
 
+use askama::Template;
 use base64::Engine as _;
 use rayon::prelude::*;
+use std::collections::BTreeSet;
 
+use super::safe::SafeHtml;
 use super::turns::TurnsTemplate;
 use crate::report::model::{StepView, TurnView};
 
@@ -103,8 +106,8 @@ impl Layout {
             // again, with the answers the highlighter gave the first time.
             let id = self.blocks.next_id();
             let within = (!first).then(|| self.chunk.id.clone());
-            let placeholder = stored_steps(turn, &id);
-            self.blocks.write(id, page.steps_of(turn)?, within);
+            let placeholder = StepsStub::of(turn, &id).render()?;
+            self.blocks.write(id, page.steps_of(turn)?, within)?;
             page.turn_html(turn, placeholder)?
         } else {
             html
@@ -115,16 +118,16 @@ impl Layout {
         }
         self.chunk.add(turn, &html);
         if self.chunk.html.len() >= self.block {
-            self.chunk.flush(&mut self.out, &mut self.blocks);
+            self.chunk.flush(&mut self.out, &mut self.blocks)?;
         }
         Ok(())
     }
 
     /// The turns' HTML, and the stored blocks.
-    pub(super) fn finish(mut self) -> (String, Stored) {
-        self.chunk.flush(&mut self.out, &mut self.blocks);
-        self.blocks.seal();
-        (self.out, self.blocks)
+    pub(super) fn finish(mut self) -> askama::Result<(String, Stored)> {
+        self.chunk.flush(&mut self.out, &mut self.blocks)?;
+        self.blocks.seal()?;
+        Ok((self.out, self.blocks))
     }
 }
 
@@ -150,42 +153,93 @@ impl Stored {
     /// Stores `html` as the inert data block `id`; `within` names the block whose HTML holds
     /// its placeholder, when that is stored too. Blocks are sealed a few at a time, on every
     /// core, in the order given.
-    pub(super) fn write(&mut self, id: String, html: String, within: Option<String>) {
+    pub(super) fn write(
+        &mut self,
+        id: String,
+        html: String,
+        within: Option<String>,
+    ) -> askama::Result<()> {
         self.pending.push((id, html, within));
         if self.pending.len() >= 2 * rayon::current_num_threads() {
-            self.seal();
+            self.seal()?;
         }
+        Ok(())
     }
 
-    pub(super) fn seal(&mut self) {
-        let sealed: Vec<(String, usize)> = std::mem::take(&mut self.pending)
+    pub(super) fn seal(&mut self) -> askama::Result<()> {
+        let sealed: Vec<askama::Result<(String, usize)>> = std::mem::take(&mut self.pending)
             .into_par_iter()
             .map(|(id, html, within)| seal(&id, &html, within.as_deref()))
             .collect();
-        for (block, caught) in sealed {
+        for sealed in sealed {
+            let (block, caught) = sealed?;
             self.html.push_str(&block);
             self.caught += caught;
         }
+        Ok(())
     }
 }
 
 /// One stored block's element, and the secrets the final scan found in it. The final scan runs
 /// over the HTML before it is compressed, as it runs over the rest of the page after. The frame
 /// records its size, so the page's decoder allocates once.
-fn seal(id: &str, html: &str, within: Option<&str>) -> (String, usize) {
+fn seal(id: &str, html: &str, within: Option<&str>) -> askama::Result<(String, usize)> {
     let (html, caught) = crate::privacy::secrets::backstop(html);
     let compressed = zstd::bulk::compress(html.as_bytes(), 3).unwrap_or_default();
-    let mut out = String::with_capacity(compressed.len() * 4 / 3 + 160);
-    out.push_str("\n<template class=\"stored\" data-block=\"");
-    out.push_str(id);
-    if let Some(parent) = within {
-        out.push_str("\" data-in=\"");
-        out.push_str(parent);
+    let data = base64::engine::general_purpose::STANDARD.encode(compressed);
+    let mut out = String::with_capacity(data.len() + 160);
+    Block {
+        id,
+        within,
+        data: SafeHtml::base64(data),
     }
-    out.push_str("\" data-encoding=\"zstd+base64\">");
-    base64::engine::general_purpose::STANDARD.encode_string(compressed, &mut out);
-    out.push_str("</template>");
-    (out, caught)
+    .render_into(&mut out)?;
+    Ok((out, caught))
+}
+
+/// One stored block's element.
+#[derive(Template)]
+#[template(path = "partials/stored/block.html")]
+struct Block<'a> {
+    id: &'a str,
+    /// The stored block whose HTML holds this one's placeholder.
+    within: Option<&'a str>,
+    data: SafeHtml,
+}
+
+/// The stub of a stored block of turns.
+#[derive(Template)]
+#[template(path = "partials/stored/turns.html")]
+struct TurnsStub<'a> {
+    id: &'a str,
+    /// The turns' ids and numbers.
+    turns: &'a [(String, usize)],
+    first: usize,
+    last: usize,
+    statuses: &'a BTreeSet<&'static str>,
+    kinds: &'a BTreeSet<&'static str>,
+}
+
+/// The placeholder of a turn's steps stored in a block of their own.
+#[derive(Template)]
+#[template(path = "partials/stored/steps.html")]
+struct StepsStub<'a> {
+    id: &'a str,
+    statuses: BTreeSet<&'static str>,
+    kinds: BTreeSet<&'static str>,
+}
+
+impl<'a> StepsStub<'a> {
+    /// The placeholder of `turn`'s steps stored in block `id`.
+    fn of(turn: &TurnView, id: &'a str) -> Self {
+        let (mut statuses, mut kinds) = Default::default();
+        facets(&turn.steps, &mut statuses, &mut kinds);
+        Self {
+            id,
+            statuses,
+            kinds,
+        }
+    }
 }
 
 /// Turns gathered for one stored block.
@@ -194,8 +248,8 @@ struct Chunk {
     id: String,
     html: String,
     turns: Vec<(String, usize)>,
-    statuses: std::collections::BTreeSet<&'static str>,
-    kinds: std::collections::BTreeSet<&'static str>,
+    statuses: BTreeSet<&'static str>,
+    kinds: BTreeSet<&'static str>,
 }
 
 impl Chunk {
@@ -205,73 +259,27 @@ impl Chunk {
         facets(&turn.steps, &mut self.statuses, &mut self.kinds);
     }
 
-    /// Writes the block's stub and the block, and starts over. The stub keeps what links,
-    /// filters and a reader with JavaScript off need: which turns the block holds, and the
-    /// statuses and kinds of their steps.
-    fn flush(&mut self, out: &mut String, blocks: &mut Stored) {
+    /// Writes the block's stub and the block, and starts over.
+    fn flush(&mut self, out: &mut String, blocks: &mut Stored) -> askama::Result<()> {
         let (Some(first), Some(last)) = (self.turns.first(), self.turns.last()) else {
-            return;
+            return Ok(());
         };
-        let numbers = if first.1 == last.1 {
-            format!("Turn {}", first.1)
-        } else {
-            format!("Turns {}–{}", first.1, last.1)
-        };
-        out.push_str("\n<section class=\"turn stored\" data-block=\"");
-        out.push_str(&self.id);
-        out.push_str("\" data-turns=\"");
-        for (i, (id, _)) in self.turns.iter().enumerate() {
-            if i > 0 {
-                out.push(' ');
-            }
-            escape_attr(out, id);
+        TurnsStub {
+            id: &self.id,
+            turns: &self.turns,
+            first: first.1,
+            last: last.1,
+            statuses: &self.statuses,
+            kinds: &self.kinds,
         }
-        out.push_str(&format!(
-            "\" data-statuses=\"{}\" data-kinds=\"{}\"><h2 class=\"turn-head\">{numbers}</h2>\
-             <p class=\"lazy-note\">Stored compressed in the page so that it opens fast; shown \
-             as you scroll here, follow a link, search or filter, when JavaScript runs. \
-             <code>tracebook render --inline</code> writes every turn as plain HTML.</p></section>",
-            join(&self.statuses),
-            join(&self.kinds)
-        ));
+        .render_into(out)?;
         blocks.write(
             std::mem::take(&mut self.id),
             std::mem::take(&mut self.html),
             None,
-        );
+        )?;
         *self = Chunk::default();
-    }
-}
-
-fn join(words: &std::collections::BTreeSet<&'static str>) -> String {
-    words.iter().copied().collect::<Vec<_>>().join(" ")
-}
-
-/// The placeholder of a turn's steps stored in block `id`: the statuses and kinds of the
-/// steps, for the page's filters, and a note for a reader with JavaScript off.
-fn stored_steps(turn: &TurnView, id: &str) -> String {
-    let (mut statuses, mut kinds) = Default::default();
-    facets(&turn.steps, &mut statuses, &mut kinds);
-    format!(
-        "<ol class=\"steps lazy\" data-block=\"{id}\" data-statuses=\"{}\" data-kinds=\"{}\">\
-         <li class=\"lazy-note\">These steps are stored compressed in the page so that it opens \
-         fast; they appear when JavaScript runs. <code>tracebook render --inline</code> writes \
-         every step as plain HTML.</li></ol>",
-        join(&statuses),
-        join(&kinds)
-    )
-}
-
-/// Escapes text for a double-quoted attribute value.
-fn escape_attr(out: &mut String, text: &str) {
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            _ => out.push(c),
-        }
+        Ok(())
     }
 }
 
@@ -279,8 +287,8 @@ fn escape_attr(out: &mut String, text: &str) {
 /// need to know which stored blocks to open.
 fn facets(
     steps: &[StepView],
-    statuses: &mut std::collections::BTreeSet<&'static str>,
-    kinds: &mut std::collections::BTreeSet<&'static str>,
+    statuses: &mut BTreeSet<&'static str>,
+    kinds: &mut BTreeSet<&'static str>,
 ) {
     for step in steps {
         let kind = match step {
