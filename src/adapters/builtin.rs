@@ -17,6 +17,28 @@ pub(crate) const BUILTIN: &[(&str, &str)] = &[
     ),
 ];
 
+/// (file name, text) of each built-in harness's demo session, in that harness's own format
+/// (`examples/tool-outcomes/<adapter>.<ext>`): one per adapter above, in the same order, each
+/// holding a call that failed, one that worked and one whose result was never written.
+pub(crate) const SAMPLES: &[(&str, &str)] = &[
+    (
+        "claude-code.jsonl",
+        include_str!("../../examples/tool-outcomes/claude-code.jsonl"),
+    ),
+    (
+        "codex.jsonl",
+        include_str!("../../examples/tool-outcomes/codex.jsonl"),
+    ),
+    (
+        "gemini-cli.jsonl",
+        include_str!("../../examples/tool-outcomes/gemini-cli.jsonl"),
+    ),
+    (
+        "opencode.json",
+        include_str!("../../examples/tool-outcomes/opencode.json"),
+    ),
+];
+
 #[cfg(test)]
 mod tests {
     //! The built-in vocabularies: every way each harness says worked, failed, still running or
@@ -176,5 +198,13 @@ mod tests {
             status(&s, "is_error_map", Some(json!(false)), Some(json!("2"))),
             ToolStatus::Error
         );
+    }
+
+    #[test]
+    fn every_builtin_adapter_has_a_demo_session() {
+        let stem = |f: &str| f.split('.').next().unwrap_or_default().to_owned();
+        let adapters: Vec<String> = BUILTIN.iter().map(|(f, _)| stem(f)).collect();
+        let samples: Vec<String> = super::SAMPLES.iter().map(|(f, _)| stem(f)).collect();
+        assert_eq!(samples, adapters);
     }
 }

@@ -20,26 +20,6 @@ use crate::events::{StatusBasis, ToolStatus};
 use crate::pipeline;
 use crate::report::model::{Report, StepView, ToolCallView, TurnView};
 
-/// The sessions, as files in each harness's format (`examples/tool-outcomes/`).
-const SAMPLES: &[(&str, &str)] = &[
-    (
-        "claude-code.jsonl",
-        include_str!("../../examples/tool-outcomes/claude-code.jsonl"),
-    ),
-    (
-        "codex.jsonl",
-        include_str!("../../examples/tool-outcomes/codex.jsonl"),
-    ),
-    (
-        "gemini-cli.jsonl",
-        include_str!("../../examples/tool-outcomes/gemini-cli.jsonl"),
-    ),
-    (
-        "opencode.json",
-        include_str!("../../examples/tool-outcomes/opencode.json"),
-    ),
-];
-
 /// One tool call as the demo shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
@@ -69,7 +49,7 @@ pub fn tool_outcomes() -> anyhow::Result<Vec<Row>> {
     let set = AdapterSet::load(None)?;
     let dir = tempfile::tempdir().context("creating a folder for the demo sessions")?;
     let mut rows = Vec::new();
-    for (name, text) in SAMPLES {
+    for (name, text) in crate::adapters::builtin::SAMPLES {
         let path = dir.path().join(name);
         fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
         let (report, _) = pipeline::report(&path, &pipeline::Options::new(&set))
@@ -177,7 +157,8 @@ mod tests {
     #[test]
     fn every_harness_shows_a_failure_a_success_and_an_unknown() -> anyhow::Result<()> {
         let rows = tool_outcomes()?;
-        for harness in ["Claude Code", "Codex CLI", "Gemini CLI", "OpenCode"] {
+        let set = AdapterSet::load(None)?;
+        for harness in set.iter().map(|a| a.spec.label.as_str()) {
             let statuses: Vec<ToolStatus> = rows
                 .iter()
                 .filter(|r| r.harness == harness)

@@ -10,6 +10,7 @@ use serde_json::{Map, Value as Json, json};
 
 use super::model::{ReadGutter, Report, SCHEMA_VERSION, TodoState};
 use super::summarize;
+use crate::events::{ToolKind, ToolStatus};
 
 /// Why an embedded report's JSON could not be read back.
 #[derive(Debug, thiserror::Error)]
@@ -134,8 +135,6 @@ fn fill(obj: &mut Map<String, Json>, key: &str, value: Json) {
     }
 }
 
-const TOOL_STATUSES: &[&str] = &["ok", "error", "unknown"];
-
 fn fix_turns(turns: &mut Json, prefix: &str, notes: &mut Notes) {
     let Json::Array(turns) = turns else {
         return;
@@ -206,8 +205,8 @@ fn fix_step(step: &mut Json, notes: &mut Notes) {
     weakest(
         s,
         "status",
-        TOOL_STATUSES,
-        "unknown",
+        ToolStatus::NAMES,
+        ToolStatus::Unknown.as_str(),
         "tool call(s) without a known status, read as unknown",
         notes,
     );
@@ -231,10 +230,8 @@ fn fix_step(step: &mut Json, notes: &mut Notes) {
     weakest(
         s,
         "kind",
-        &[
-            "shell", "edit", "read", "search", "todo", "subagent", "web", "other",
-        ],
-        "other",
+        ToolKind::NAMES,
+        ToolKind::Other.as_str(),
         "tool call(s) without a known kind, read as other",
         notes,
     );
@@ -246,7 +243,7 @@ fn fix_step(step: &mut Json, notes: &mut Notes) {
                 todo,
                 "state",
                 TodoState::NAMES,
-                "unknown",
+                TodoState::Unknown.as_str(),
                 "todo item(s) without a known state, read as unknown",
                 notes,
             );
@@ -299,8 +296,8 @@ fn fix_outcome(outcome: &mut Map<String, Json>, notes: &mut Notes) {
                     weakest(
                         c,
                         "status",
-                        TOOL_STATUSES,
-                        "unknown",
+                        ToolStatus::NAMES,
+                        ToolStatus::Unknown.as_str(),
                         "edit(s) without a known status, read as unknown",
                         notes,
                     );
@@ -321,8 +318,8 @@ fn fix_outcome(outcome: &mut Map<String, Json>, notes: &mut Notes) {
             weakest(
                 v,
                 "status",
-                TOOL_STATUSES,
-                "unknown",
+                ToolStatus::NAMES,
+                ToolStatus::Unknown.as_str(),
                 "verification(s) without a known status, read as unknown",
                 notes,
             );
@@ -358,5 +355,24 @@ mod tests {
         fix_turns(&mut turns, "", &mut notes);
         assert_eq!(turns[0]["response_status"], "incomplete");
         assert_eq!(turns[0]["id"], "t1");
+    }
+
+    #[test]
+    fn every_canonical_kind_and_status_reads_back_as_itself() {
+        let mut notes = Notes::default();
+        for kind in ToolKind::NAMES {
+            for status in ToolStatus::NAMES {
+                let mut step = json!({
+                    "type": "tool_call", "kind": kind, "status": status,
+                    "status_basis": "status_word", "output": "x",
+                });
+                fix_step(&mut step, &mut notes);
+                assert_eq!(
+                    (&step["kind"], &step["status"]),
+                    (&json!(kind), &json!(status))
+                );
+            }
+        }
+        assert_eq!(notes.lines(), Vec::<String>::new());
     }
 }

@@ -237,3 +237,33 @@ fn render_session_builds_the_report_of_the_matching_session_only() -> anyhow::Re
     assert_eq!(runs("timing: report "), 1, "{stderr}");
     Ok(())
 }
+
+/// The kind and status of every tool call of a report, in order.
+fn calls(model: &Json) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for step in model["turns"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["steps"].as_array())
+        .flatten()
+        .filter(|s| s["type"] == "tool_call")
+    {
+        let word = |k: &str| step[k].as_str().unwrap_or_default().to_owned();
+        out.push((word("kind"), word("status")));
+    }
+    out
+}
+
+#[test]
+fn rerender_keeps_every_tool_kind_and_status() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let page = dir.path().join("sample.html");
+    stdout_of(tracebook().arg("render").arg(sample()).arg("-o").arg(&page))?;
+    let before = calls(&embedded(&fs::read_to_string(&page)?)?);
+    let kinds: std::collections::BTreeSet<&str> = before.iter().map(|(k, _)| k.as_str()).collect();
+    assert!(kinds.len() >= 3, "{kinds:?}");
+    let again = stdout_of(tracebook().arg("rerender").arg(&page).args(["-o", "-"]))?;
+    assert_eq!(calls(&embedded(&again)?), before);
+    Ok(())
+}
