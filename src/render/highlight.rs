@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use syntect::parsing::{ParseState, Scope, ScopeStack, SyntaxReference, SyntaxSet};
 
 use super::safe::SafeHtml;
+use crate::events::ReadGutter;
 
 /// Text longer than this many bytes is shown plain: highlighting it would cost more time and
 /// page weight than it gives.
@@ -196,7 +197,7 @@ impl Highlighted {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Work {
     Code,
-    Numbered,
+    Numbered(ReadGutter),
     Diff,
 }
 
@@ -301,13 +302,17 @@ impl Highlighter {
         })
     }
 
-    /// File contents as a reading tool returned them: a leading line-number gutter
-    /// (`   12\t`, `   12→`, `00012| `) is kept as plain text and the rest highlighted as
-    /// `lang`.
-    pub fn numbered(&self, text: &str, lang: Language) -> Option<Arc<Highlighted>> {
-        self.remember(Work::Numbered, Some(lang), text, || {
+    /// File contents as a reading tool returned them: the line-number gutter the adapter
+    /// named for the tool is kept as plain text and the rest highlighted as `lang`.
+    pub fn numbered(
+        &self,
+        text: &str,
+        lang: Language,
+        gutter: ReadGutter,
+    ) -> Option<Arc<Highlighted>> {
+        self.remember(Work::Numbered(gutter), Some(lang), text, || {
             self.spend(text)
-                .then(|| highlight(text, lang, gutter_len))?
+                .then(|| highlight(text, lang, |line| gutter.len(line)))?
         })
     }
 
@@ -451,26 +456,6 @@ fn highlight(text: &str, lang: Language, skip: impl Fn(&str) -> usize) -> Option
         line_ends.push(html.len());
     }
     Some(Highlighted { html, line_ends })
-}
-
-/// The length of a line-number gutter at the start of a line of file contents.
-fn gutter_len(line: &str) -> usize {
-    let bytes = line.as_bytes();
-    let spaces = bytes.iter().take_while(|b| **b == b' ').count();
-    let digits = bytes[spaces..]
-        .iter()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    if digits == 0 {
-        return 0;
-    }
-    let rest = &line[spaces + digits..];
-    for sep in ["\t", "→", "| "] {
-        if rest.starts_with(sep) {
-            return spaces + digits + sep.len();
-        }
-    }
-    0
 }
 
 /// A grammar's state across the lines of one text.
@@ -920,7 +905,7 @@ mod tests {
     fn numbered_file_contents_keep_their_gutter_plain() {
         let src = "     1\tdef total(items):\n     2\t    return 0  # none\n";
         let h = Highlighter::new()
-            .numbered(src, lang("py"))
+            .numbered(src, lang("py"), ReadGutter::Tab)
             .expect("highlighted");
         let html = h.as_str();
         assert!(
@@ -929,9 +914,15 @@ mod tests {
         );
         assert!(html.contains("<span class=\"hc\"># none</span>"), "{html}");
         assert_eq!(text_of(html), src);
-        assert_eq!(gutter_len("00012| x"), 7);
-        assert_eq!(gutter_len("  7→x"), 3 + "→".len());
-        assert_eq!(gutter_len("x = 1"), 0);
+        // Without the gutter the adapter names, the numbers are code like the rest.
+        let h = Highlighter::new()
+            .numbered(src, lang("py"), ReadGutter::None)
+            .expect("highlighted");
+        assert!(
+            !h.as_str().starts_with("     1\t<span class=\"hk\">"),
+            "{}",
+            h.as_str()
+        );
     }
 
     #[test]

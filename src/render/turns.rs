@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use super::highlight::{self, Highlighted, Highlighter, Language};
 use super::markdown;
 use super::safe::SafeHtml;
-use crate::events::{ToolKind, ToolStatus};
+use crate::events::{TodoState, ToolKind, ToolStatus};
 use crate::report::glance;
 use crate::report::model::{StepView, SubagentView, ToolCallView, TurnView};
 use crate::report::row::first_line;
@@ -119,12 +119,6 @@ struct Verdict {
     /// `ok`, `error`, `unknown` or `plain`.
     class: &'static str,
     href: Option<String>,
-}
-
-/// One item of a todo or plan list.
-struct TodoItem {
-    text: String,
-    status: String,
 }
 
 impl TurnsTemplate<'_> {
@@ -318,6 +312,8 @@ impl TurnsTemplate<'_> {
         parts.join(" · ")
     }
 
+    /// What a call is about: its command, else its first path, else the label its adapter
+    /// read from the arguments.
     fn call_label(&self, call: &ToolCallView) -> String {
         if let Some(cmd) = &call.command {
             return first_line(cmd, 120);
@@ -325,40 +321,10 @@ impl TurnsTemplate<'_> {
         if let Some(p) = call.paths.first() {
             return p.clone();
         }
-        for key in ["description", "pattern", "query", "url", "prompt"] {
-            if let Some(v) = call.input.get(key).and_then(|v| v.as_str()) {
-                return first_line(v, 120);
-            }
-        }
-        String::new()
-    }
-
-    /// The items of a todo or plan list in the call's arguments: the first array of objects
-    /// found at the top level, each item's first text field and its status word.
-    fn todos(&self, call: &ToolCallView) -> Vec<TodoItem> {
-        let Some(obj) = call.input.as_object() else {
-            return Vec::new();
-        };
-        let Some(items) = obj.values().find_map(|v| {
-            v.as_array()
-                .filter(|a| a.iter().any(serde_json::Value::is_object))
-        }) else {
-            return Vec::new();
-        };
-        items
-            .iter()
-            .filter_map(|item| {
-                let o = item.as_object()?;
-                let text = ["content", "step", "text", "description", "title"]
-                    .iter()
-                    .find_map(|k| o.get(*k).and_then(|v| v.as_str()))?;
-                let status = o.get("status").and_then(|v| v.as_str()).unwrap_or_default();
-                Some(TodoItem {
-                    text: text.to_owned(),
-                    status: status.to_owned(),
-                })
-            })
-            .collect()
+        call.label
+            .as_deref()
+            .map(|l| first_line(l, 120))
+            .unwrap_or_default()
     }
 
     fn input_json(&self, call: &ToolCallView) -> String {
@@ -396,7 +362,10 @@ impl TurnsTemplate<'_> {
         let whole = text.len() <= HIGHLIGHT_WHOLE_BYTES;
         let highlighted: Option<std::sync::Arc<Highlighted>> = lang
             .filter(|_| head.is_empty() || head.ends_with('\n'))
-            .and_then(|l| self.hl.numbered(if whole { &text } else { head }, l));
+            .and_then(|l| {
+                self.hl
+                    .numbered(if whole { &text } else { head }, l, call.gutter)
+            });
         let (head_html, rest_html) = match highlighted {
             Some(h) if !whole => (
                 SafeHtml::trusted(h.as_str().to_owned()),

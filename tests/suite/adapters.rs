@@ -76,6 +76,46 @@ fn an_invented_harness_renders_from_yaml_alone() -> anyhow::Result<()> {
 }
 
 #[test]
+fn an_invented_harness_gets_labels_todo_states_and_plain_gutters_on_the_page() -> anyhow::Result<()>
+{
+    let dir = fixtures().join("adapters/valid");
+    let out = tracebook()
+        .args(["render", "-o", "-", "--adapters"])
+        .arg(&dir)
+        .arg(dir.join("toolbox-session.jsonl"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let html = String::from_utf8(out)?;
+    // The search call is labelled by its own argument.
+    assert!(
+        html.contains(r#"<code class="tool-arg">TODO</code>"#),
+        "no label"
+    );
+    // Each plan item has the mark of its canonical state; the unmapped one is not done.
+    for (state, mark, text) in [
+        ("done", "☑", "Fix the build"),
+        ("active", "◐", "Fix lint"),
+        ("pending", "☐", "Write docs"),
+        ("unknown", "?", "Ship"),
+        ("cancelled", "☒", "Watch mode"),
+    ] {
+        let item = format!(
+            r#"<li class="todo-{state}"><span class="todo-mark">{mark}</span> {text} <span class="dim">{state}</span></li>"#
+        );
+        assert!(html.contains(&item), "missing {item}");
+    }
+    // The reader's `1: ` gutter stays plain; the Python after it is highlighted.
+    assert!(
+        html.contains(r#"<pre class="output">1: <span class="hk">def </span>"#),
+        "gutter highlighted"
+    );
+    Ok(())
+}
+
+#[test]
 fn adapters_list_names_each_origin() -> anyhow::Result<()> {
     tracebook()
         .args(["adapters", "list", "--adapters"])
