@@ -17,16 +17,22 @@
 //!    ordered turns, each with a response status and an evidence-bounded outcome.
 //! 5. [`report`]: [`build(&Redacted<Session>, Projection, &RunInfo, ..) -> Report`](report::build):
 //!    plain serde data with a `schema_version`, the JSON contract, embedded in every notebook.
-//! 6. [`render`]: [`notebook(Report, View, Storage) -> Notebook`](render::notebook): askama
-//!    templates, inlined CSS and JS, a CSP that forbids every network load. Code, commands and
-//!    diffs are coloured by [`render::highlight`] at render time, within size caps.
+//!    [`report::select`] keeps some turns (`--turns`) or only the conversation (`--view`), and
+//!    records both in the report.
+//! 6. [`render`]: [`notebook(Report, Storage) -> Notebook`](render::notebook), in the view the
+//!    report records: askama templates, inlined CSS and JS, a CSP that forbids every network
+//!    load. Code, commands and diffs are coloured by [`render::highlight`] at render time,
+//!    within size caps.
 //!
 //! # Invariants
 //! - A tool call's status is `ok`, `error` or `unknown`; absence of evidence is `unknown`.
 //! - Events keep their observed source order; presentation may fold adjacent tool calls only.
 //! - An assistant message is a turn's response only if it is the turn's final retained event.
 //! - Outcomes say only what the log retained; nothing is read from a worktree.
-//! - The stages return values; the commands in [`cmd`] write them, through [`console`].
+//! - Only the commands in [`cmd`] write output, through [`console`] (and `adapters dump`
+//!   through [`adapters::dump`]). Logs are read by [`adapters::input`], found by [`catalog`];
+//!   a user's adapters folder is read by [`adapters`]; who the user is (host name, git and
+//!   account names) is learned by [`privacy::identity`]. Nothing else touches the filesystem.
 
 pub mod adapters;
 pub mod catalog;

@@ -1,6 +1,6 @@
 //! The pipeline, once: read one session, redact it, project it into turns and build its report
 //! (stages 1 to 5 of the crate map). Every command that reads a log goes through
-//! [`report`]; each stage runs under [`stage`], which gives its memory back and can time it.
+//! [`report()`]; each stage runs under [`stage`], which gives its memory back and can time it.
 
 use std::path::Path;
 

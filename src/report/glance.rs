@@ -101,7 +101,7 @@ static NOISE: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap_or_else(|e| unreachable!("fixed pattern: {e}"))
 });
 
-/// The line of a failed call's output that says what went wrong, cut to [`LINE_CHARS`]. For a
+/// The line of a failed call's output that says what went wrong, cut to `LINE_CHARS`. For a
 /// non-zero exit it is the last line that names a failure (tools print the cause last); for
 /// any other failure, the first line with words in it. `None` when no line qualifies.
 pub fn fail_line(output: &str, nonzero_exit: Option<i64>) -> Option<String> {
