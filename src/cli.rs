@@ -39,6 +39,20 @@ pub enum Command {
         #[arg(value_enum)]
         which: Demo,
     },
+    /// Print a shell completion script (bash: `tracebook completions bash >
+    /// ~/.local/share/bash-completion/completions/tracebook`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page in roff (`tracebook man > ~/.local/share/man/man1/tracebook.1`),
+    /// or write one page per command into a folder.
+    Man {
+        /// Write `tracebook.1` and `tracebook-<command>.1` for each command into this folder.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 /// `tracebook demo`.

@@ -3,8 +3,10 @@
 
 pub mod adapters;
 pub mod batch;
+pub mod completions;
 pub mod demo;
 pub mod list;
+pub mod man;
 pub mod render;
 pub mod rerender;
 
@@ -42,5 +44,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::List(args) => list::run(&args),
         Command::Rerender(args) => rerender::run(&args),
         Command::Demo { which } => demo::run(which),
+        Command::Completions { shell } => completions::run(shell),
+        Command::Man { dir } => man::run(dir.as_deref()),
     }
 }
