@@ -83,6 +83,44 @@ pub fn discover(set: &AdapterSet, var: &dyn Fn(&str) -> Option<OsString>) -> Vec
     out
 }
 
+/// Where `discover` looks for one harness's sessions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookedIn {
+    /// The adapter's name.
+    pub harness: String,
+    /// The folder looked in; `None` when no variable it is built from is set.
+    pub folder: Option<PathBuf>,
+    /// The variables the folder comes from, in the order tried (`CLAUDE_CONFIG_DIR`, `HOME`).
+    pub from: Vec<String>,
+    /// The patterns of session files under it (`projects/*/*.jsonl`).
+    pub files: Vec<String>,
+}
+
+/// The folders [`discover`] looks in, one per adapter that discovers sessions, in order.
+pub fn looked_in(set: &AdapterSet, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<LookedIn> {
+    set.iter()
+        .filter_map(|adapter| {
+            let d = adapter.spec.discover.as_ref()?;
+            let mut from: Vec<String> = Vec::new();
+            for r in &d.root {
+                let name = r
+                    .env
+                    .clone()
+                    .or_else(|| r.home.as_ref().map(|_| "HOME".into()));
+                if let Some(name) = name.filter(|n| !from.contains(n)) {
+                    from.push(name);
+                }
+            }
+            Some(LookedIn {
+                harness: adapter.spec.name.clone(),
+                folder: base_folder(&d.root, var),
+                from,
+                files: d.files.clone(),
+            })
+        })
+        .collect()
+}
+
 /// The first candidate base folder whose variable is set.
 fn base_folder(roots: &[RootSpec], var: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
     let set = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);

@@ -26,6 +26,7 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
         args.project.as_deref(),
     )?;
     let found = discover(&set, &filter);
+    let any_found = !found.is_empty();
     let listed = catalog::summarize(
         found,
         &set,
@@ -46,6 +47,14 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
         }
     }
     rows.sort_by(SessionRow::newest_first);
+    if rows.is_empty() && failed == 0 {
+        for line in nothing_found(&set, &filter, any_found) {
+            console.note(&line);
+        }
+        if !args.json {
+            return Ok(Exit::Success);
+        }
+    }
     let text = if args.json {
         let mut text = serde_json::to_string_pretty(&rows).context("writing the list")?;
         text.push('\n');
@@ -70,6 +79,39 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
     } else {
         Exit::Success
     })
+}
+
+/// What `list` says when it lists nothing: that the filters left out all it found, or, one
+/// line per harness the filter admits, where it looked and why nothing was there.
+fn nothing_found(set: &AdapterSet, filter: &catalog::Filter, any_found: bool) -> Vec<String> {
+    if any_found {
+        return vec!["no session matches --harness, --since and --project".to_owned()];
+    }
+    let mut lines = vec!["no session found; where each harness keeps them:".to_owned()];
+    for place in catalog::looked_in(set, &process_var) {
+        if filter.harness.as_ref().is_some_and(|h| *h != place.harness) {
+            continue;
+        }
+        let line = match &place.folder {
+            Some(f) if f.is_dir() => format!(
+                "{}: nothing in {} matches {}",
+                place.harness,
+                f.display(),
+                place.files.join(", ")
+            ),
+            Some(f) => format!("{}: {} does not exist", place.harness, f.display()),
+            None => match place.from.as_slice() {
+                [one] => format!("{}: not looked for, {one} is not set", place.harness),
+                many => format!(
+                    "{}: not looked for, neither {} is set",
+                    place.harness,
+                    many.join(" nor ")
+                ),
+            },
+        };
+        lines.push(line);
+    }
+    lines
 }
 
 /// The table `list` prints: each cell one line of visible text, whatever the log put in an

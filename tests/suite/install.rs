@@ -63,3 +63,56 @@ fn man_prints_the_page_and_writes_one_per_command() -> anyhow::Result<()> {
     assert!(render.contains("\\-\\-max\\-bytes"));
     Ok(())
 }
+
+#[test]
+fn list_with_nothing_found_says_where_it_looked_and_succeeds() -> anyhow::Result<()> {
+    let home = tempfile::tempdir()?;
+    std::fs::create_dir_all(home.path().join(".claude/projects"))?;
+    let out = tracebook()
+        .env("HOME", home.path())
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .env_remove("GEMINI_CLI_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("OPENCODE_DB")
+        .arg("list")
+        .output()?;
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty(), "no empty table");
+    let err = String::from_utf8(out.stderr)?;
+    let home = home.path().display().to_string();
+    assert!(err.contains("note: no session found"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "claude-code: nothing in {home}/.claude matches projects/*/*.jsonl"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("codex: {home}/.codex does not exist")),
+        "{err}"
+    );
+    assert!(
+        err.contains("gemini-cli: ") && err.contains("opencode: "),
+        "{err}"
+    );
+    // With no home folder at all, it says which variables would have named one.
+    let out = tracebook()
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .args(["list", "--harness", "codex", "--json"])
+        .output()?;
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8(out.stdout)?.trim(), "[]");
+    let err = String::from_utf8(out.stderr)?;
+    assert!(
+        err.contains("codex: not looked for, neither CODEX_HOME nor HOME is set"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("claude-code"),
+        "only the harness asked for: {err}"
+    );
+    Ok(())
+}
