@@ -335,6 +335,24 @@
     if (window.matchMedia && window.matchMedia("(max-width: 860px)").matches) {
       all(".toc > details").forEach(function (d) { d.open = false; });
     }
+    // On a phone the session's facts fold to one line, so the first prompt is on screen one.
+    if (window.matchMedia && window.matchMedia("(max-width: 600px)").matches) {
+      all("details.session-details").forEach(function (d) { d.open = false; });
+    }
+    // A link target, j/k and focus land under the sticky toolbar whatever its height.
+    var bar = doc.querySelector(".toolbar");
+    if (bar) {
+      var barHeight = function () { root.style.setProperty("--toolbar-h", bar.offsetHeight + "px"); };
+      barHeight();
+      if (window.ResizeObserver) new ResizeObserver(barHeight).observe(bar);
+    }
+    var filtersToggle = $("f-toggle");
+    if (filtersToggle && bar) {
+      filtersToggle.addEventListener("click", function () {
+        var shown = bar.classList.toggle("filters-open");
+        filtersToggle.setAttribute("aria-expanded", shown ? "true" : "false");
+      });
+    }
     var theme = $("theme");
     if (theme) {
       var cur = root.getAttribute("data-theme") || "auto";

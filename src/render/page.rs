@@ -65,6 +65,11 @@ impl PageTemplate<'_> {
         out
     }
 
+    /// A time as read without scripts, `2026-01-23 14:21:43 UTC`.
+    fn when(&self, ts: &str) -> String {
+        super::turns::when(ts)
+    }
+
     fn status_count(&self, status: &str) -> usize {
         let s = &self.report.summary;
         match status {
