@@ -108,6 +108,10 @@ pub struct RenderArgs {
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Open what was written (the notebook, or with --all the index) in the default browser;
+    /// not when the variable CI or TRACEBOOK_NO_OPEN is set.
+    #[arg(long)]
+    pub open: bool,
     /// Rendering listed sessions by id, or all of them.
     #[command(flatten)]
     pub pick: PickArgs,

@@ -73,8 +73,52 @@ impl Console {
     }
 }
 
+/// Prints the error that ended the run: `error: ` and the message, each of its lines as a
+/// terminal shows it.
+pub fn fatal(text: &str) {
+    let text = privacy::clean::lines_for_terminal(text);
+    if stderr_color() {
+        writeln!(std::io::stderr(), "\x1b[1;31merror: \x1b[0m{text}").ok();
+    } else {
+        writeln!(std::io::stderr(), "error: {text}").ok();
+    }
+}
+
 fn line(prefix: &str, text: &str) {
-    writeln!(std::io::stderr(), "{prefix}{}", shown(text)).ok();
+    let paint = match prefix {
+        "warning: " => "1;33",
+        "error: " => "1;31",
+        "note: " => "1;36",
+        _ => "",
+    };
+    if !paint.is_empty() && stderr_color() {
+        writeln!(
+            std::io::stderr(),
+            "\x1b[{paint}m{prefix}\x1b[0m{}",
+            shown(text)
+        )
+        .ok();
+    } else {
+        writeln!(std::io::stderr(), "{prefix}{}", shown(text)).ok();
+    }
+}
+
+/// Whether standard error is a terminal that takes live output (a progress bar): a terminal
+/// whose `TERM` is not `dumb`.
+pub fn stderr_is_terminal() -> bool {
+    use std::io::IsTerminal as _;
+    std::io::stderr().is_terminal() && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+}
+
+/// Whether the `warning:`, `error:` and `note:` prefixes are coloured: never when `NO_COLOR`
+/// is set to anything but the empty string (no-color.org); else when `CLICOLOR_FORCE` is set
+/// (not `0`), or standard error is a terminal ([`stderr_is_terminal`]).
+pub fn stderr_color() -> bool {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0");
+    if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+        return false;
+    }
+    set("CLICOLOR_FORCE") || stderr_is_terminal()
 }
 
 /// Text from a log, a file name or an error, as it is printed on a terminal: no control or

@@ -14,8 +14,7 @@ fn main() -> ExitCode {
         Err(err) => {
             // A message can quote a file name or a session id: nothing in it reaches the
             // terminal as a control character.
-            let text = tracebook::privacy::clean::lines_for_terminal(&format!("{err:#}"));
-            eprintln!("error: {text}");
+            tracebook::console::fatal(&format!("{err:#}"));
             ExitCode::from(2)
         }
     }

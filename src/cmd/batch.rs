@@ -7,7 +7,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{IsTerminal as _, Write as _};
+use std::io::Write as _;
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
@@ -433,6 +433,9 @@ pub fn render_all(
         index_path.display(),
         failed.len()
     ));
+    if args.open {
+        super::open::open(&index_path, &console);
+    }
     Ok(if failed.is_empty() {
         Exit::Success
     } else {
@@ -490,9 +493,10 @@ fn index_rows(sessions: &BTreeMap<String, ManifestEntry>, filter: &Filter) -> Ve
 }
 
 /// A progress bar on standard error: sessions done, throughput, time left. Hidden when
-/// standard error is not a terminal or `--quiet` is given.
+/// standard error is not a terminal ([`console::stderr_is_terminal`]) or `--quiet` is given;
+/// it has no colour.
 fn progress(len: u64, quiet: bool) -> ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
+    if quiet || !console::stderr_is_terminal() {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());

@@ -7,6 +7,7 @@ pub mod completions;
 pub mod demo;
 pub mod list;
 pub mod man;
+pub mod open;
 pub mod render;
 pub mod rerender;
 

@@ -16,6 +16,9 @@ use crate::{privacy, report};
 
 /// Renders one session, or every listed one with `--all`.
 pub fn run(args: &RenderArgs) -> anyhow::Result<Exit> {
+    if args.open && args.output.as_deref().is_some_and(|o| o.as_os_str() == "-") {
+        anyhow::bail!("--open needs a file to open; -o - writes to standard output");
+    }
     let set = AdapterSet::load(args.adapters.as_deref())?;
     let selection = args.select.selection();
     if args.pick.all {
@@ -77,6 +80,9 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<Exit> {
             s.unknown,
             warnings.len()
         ));
+    }
+    if args.open {
+        super::open::open(&out, &console);
     }
     Ok(Exit::Success)
 }

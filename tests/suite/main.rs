@@ -17,7 +17,7 @@ mod glance; // failure lines, unknown reasons, durations and turn endings, from 
 mod golden; // the notebook's <main> of each fixture, pinned with insta
 mod hostile; // hostile and broken input: no panic, no planted secret in any output
 mod html; // the notebook: self-contained, offline, escaped, linkable
-mod install; // completions, manual pages, and list saying where it looked
+mod install; // completions, manual pages, colour, --open, and list saying where it looked
 mod opencode; // OpenCode in every native layout: export, run output, storage tree, opencode.db
 mod outcomes; // Codex and Gemini CLI tool outcomes from native-format fixtures
 mod planted; // a secret planted in any field of any harness never reaches output
@@ -35,13 +35,14 @@ pub(crate) fn fixtures() -> PathBuf {
 }
 
 /// The `tracebook` binary with a clean environment: no home folder of the developer's, a
-/// pinned generation time.
+/// pinned generation time, and `--open` never opening a browser.
 pub(crate) fn tracebook() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("tracebook").expect("binary is built");
     cmd.env_remove("HOME")
         .env_remove("USERPROFILE")
         .env_remove("XDG_STATE_HOME")
-        .env("TRACEBOOK_GENERATED_AT", "2026-01-01T00:00:00Z");
+        .env("TRACEBOOK_GENERATED_AT", "2026-01-01T00:00:00Z")
+        .env("TRACEBOOK_NO_OPEN", "1");
     cmd
 }
 
