@@ -107,7 +107,13 @@ fn stages(c: &mut Criterion, input: &Path) -> anyhow::Result<()> {
     });
     group.bench_function("backstop", |b| {
         b.iter_batched(
-            || render::notebook(built.clone(), render::Storage::default()),
+            || {
+                render::notebook(
+                    built.clone(),
+                    render::Storage::default(),
+                    tracebook::privacy::secrets::backstop,
+                )
+            },
             |page| page.map(|mut p| p.final_scan()),
             criterion::BatchSize::LargeInput,
         )

@@ -143,7 +143,7 @@ pub fn render_session(
     Ok(match options.format {
         Format::Html => {
             let mut notebook = stage("render", || {
-                render::notebook(report, options.storage.into())
+                render::notebook(report, options.storage.into(), privacy::secrets::backstop)
             })
             .context("rendering the notebook")?;
             let caught = stage("final scan", || notebook.final_scan()) + notebook.caught;

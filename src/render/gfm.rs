@@ -13,8 +13,8 @@
 
 use std::fmt::Write as _;
 
-use crate::events::ToolStatus;
-use crate::projection::ResponseStatus;
+use crate::report::model::ResponseStatus;
+use crate::report::model::ToolStatus;
 use crate::report::model::{OutcomeView, Report, StepView, SubagentView, ToolCallView, TurnView};
 
 /// The default budget. GitHub takes at most 65,536 characters in an issue or pull request body

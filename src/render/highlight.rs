@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use syntect::parsing::{ParseState, Scope, ScopeStack, SyntaxReference, SyntaxSet};
 
 use super::safe::SafeHtml;
-use crate::events::ReadGutter;
+use crate::report::model::ReadGutter;
 
 /// Text longer than this many bytes is shown plain: highlighting it would cost more time and
 /// page weight than it gives.

@@ -62,6 +62,19 @@ pub struct Notebook {
     /// Secrets the last shape-only scan found in the turns stored compressed (the rest is
     /// scanned by [`Notebook::final_scan`]).
     pub caught: usize,
+    /// The last scan the notebook was rendered with.
+    scan: Scan,
+}
+
+/// The last secret scan, given by the caller (the privacy stage's shape-only rules): it reads a
+/// text of the page before the text is compressed or written and returns it with what it found
+/// replaced, and how many it found. The render stage runs it; it does not know the rules.
+pub type Scan = fn(&str) -> (std::borrow::Cow<'_, str>, usize);
+
+/// A scan that finds nothing, for a page that is read, not written for a reader (tests,
+/// tools).
+pub fn no_scan(text: &str) -> (std::borrow::Cow<'_, str>, usize) {
+    (std::borrow::Cow::Borrowed(text), 0)
 }
 
 /// A piece of a notebook.
@@ -75,7 +88,7 @@ pub enum Part {
 }
 
 impl Notebook {
-    /// The last scan: shape-only secret rules over the page's text. Returns how many secrets
+    /// The last scan (the notebook's [`Scan`]) over the page's text. Returns how many secrets
     /// it redacted. Its data (the embedded report, the turns a large page stores compressed)
     /// is left alone: those bytes are not text a rule could read, and a replacement inside them
     /// would break them. What they hold went through the privacy stage like the page itself,
@@ -84,7 +97,7 @@ impl Notebook {
         let mut caught = 0;
         for part in &mut self.parts {
             if let Part::Text(text) = part {
-                let (scanned, n) = crate::privacy::secrets::backstop(text);
+                let (scanned, n) = (self.scan)(text);
                 if let std::borrow::Cow::Owned(s) = scanned {
                     *text = s;
                 }
@@ -119,26 +132,28 @@ impl Part {
 const STORED_AT: &str = "<tracebook-stored/>";
 const DATA_AT: &str = "<tracebook-data/>";
 
-/// Renders the whole notebook, from a copy of the report.
+/// Renders the whole notebook, from a copy of the report, without the last scan
+/// ([`no_scan`]): for a page that is read, not written.
 pub fn html(report: &Report) -> askama::Result<String> {
-    notebook(report.clone(), Storage::default()).map(|n| n.html())
+    notebook(report.clone(), Storage::default(), no_scan).map(|n| n.html())
 }
 
-/// Renders the whole notebook in the given view ([`select::view`]), from a copy of the
-/// report.
+/// [`html`] in the given view ([`select::view`]).
 pub fn html_with(report: &Report, view: View) -> askama::Result<String> {
     let mut report = report.clone();
     select::view(&mut report, view);
-    notebook(report, Storage::default()).map(|n| n.html())
+    notebook(report, Storage::default(), no_scan).map(|n| n.html())
 }
 
 /// Renders the whole notebook of a report, in the view the report records, with the turns
-/// written as asked. The report is taken over: each turn is let go once it is rendered.
-pub fn notebook(report: Report, storage: Storage) -> askama::Result<Notebook> {
-    page(report, storage)
+/// written as asked; `scan` runs over each stored block before it is compressed and, in
+/// [`Notebook::final_scan`], over the rest. The report is taken over: each turn is let go
+/// once it is rendered.
+pub fn notebook(report: Report, storage: Storage, scan: Scan) -> askama::Result<Notebook> {
+    page(report, storage, scan)
 }
 
-fn page(mut report: Report, storage: Storage) -> askama::Result<Notebook> {
+fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Notebook> {
     // What the page shows of the turns outside their own HTML (the turn list, the strip, the
     // title) is taken first. Then each window of turns is rendered (on every core) while it
     // is written into the embedded report, and let go: the page's text is never held twice.
@@ -149,7 +164,7 @@ fn page(mut report: Report, storage: Storage) -> askama::Result<Notebook> {
     let mut data = EmbeddedReport::start(&report);
     let hl = Highlighter::new();
     let page = TurnsTemplate { hl: &hl };
-    let mut layout = Layout::new(storage);
+    let mut layout = Layout::new(storage, scan);
     let window = WINDOW_PER_CORE * rayon::current_num_threads();
     let (mut first, mut windows) = (0, 0);
     let mut rest = turns.into_iter();
@@ -235,5 +250,9 @@ fn page(mut report: Report, storage: Storage) -> askama::Result<Notebook> {
         markup = after;
     }
     parts.push(Part::Text(markup.to_owned()));
-    Ok(Notebook { parts, caught })
+    Ok(Notebook {
+        parts,
+        caught,
+        scan,
+    })
 }

@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use crate::events::ToolStatus;
-use crate::projection::ResponseStatus;
+use crate::report::model::ResponseStatus;
+use crate::report::model::ToolStatus;
 use crate::report::model::{StepView, TurnView};
 
 /// Calls of one turn by status (its own calls; a subagent's calls count in its own turns).

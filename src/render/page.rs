@@ -6,8 +6,8 @@ use askama::Template;
 use super::overview::Overview;
 use super::safe::SafeHtml;
 use super::toc::TocStored;
-use crate::events::ToolKind;
 use crate::report::model::Report;
+use crate::report::model::ToolKind;
 use crate::report::row::first_line;
 
 pub(super) fn title(report: &Report) -> String {

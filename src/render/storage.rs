@@ -6,6 +6,7 @@ use base64::Engine as _;
 use rayon::prelude::*;
 use std::collections::BTreeSet;
 
+use super::Scan;
 use super::safe::SafeHtml;
 use super::turns::TurnsTemplate;
 use crate::report::model::{StepView, TurnView};
@@ -66,7 +67,7 @@ pub(super) struct Layout {
 }
 
 impl Layout {
-    pub(super) fn new(storage: Storage) -> Self {
+    pub(super) fn new(storage: Storage, scan: Scan) -> Self {
         let (inline, block) = match storage {
             Storage::Budget { inline, block } => (inline, block),
             Storage::Inline => (usize::MAX, usize::MAX),
@@ -75,7 +76,7 @@ impl Layout {
             out: String::new(),
             left: Some(inline),
             block,
-            blocks: Stored::default(),
+            blocks: Stored::new(scan),
             chunk: Chunk::default(),
         }
     }
@@ -134,8 +135,9 @@ impl Layout {
 /// The blocks a page stores compressed, numbered in the order they are written (the turns',
 /// then the turn list's), written together after the notebook (the parser reaches the turns
 /// first).
-#[derive(Default)]
 pub(super) struct Stored {
+    /// The last scan, over each block before it is compressed.
+    scan: Scan,
     last: usize,
     /// Blocks given but not yet sealed: id, HTML, and the block holding its placeholder.
     pending: Vec<(String, String, Option<String>)>,
@@ -145,6 +147,16 @@ pub(super) struct Stored {
 }
 
 impl Stored {
+    fn new(scan: Scan) -> Self {
+        Stored {
+            scan,
+            last: 0,
+            pending: Vec::new(),
+            html: String::new(),
+            caught: 0,
+        }
+    }
+
     pub(super) fn next_id(&mut self) -> String {
         self.last += 1;
         format!("b{}", self.last)
@@ -169,7 +181,7 @@ impl Stored {
     pub(super) fn seal(&mut self) -> askama::Result<()> {
         let sealed: Vec<askama::Result<(String, usize)>> = std::mem::take(&mut self.pending)
             .into_par_iter()
-            .map(|(id, html, within)| seal(&id, &html, within.as_deref()))
+            .map(|(id, html, within)| seal(&id, &html, within.as_deref(), self.scan))
             .collect();
         for sealed in sealed {
             let (block, caught) = sealed?;
@@ -183,8 +195,8 @@ impl Stored {
 /// One stored block's element, and the secrets the final scan found in it. The final scan runs
 /// over the HTML before it is compressed, as it runs over the rest of the page after. The frame
 /// records its size, so the page's decoder allocates once.
-fn seal(id: &str, html: &str, within: Option<&str>) -> askama::Result<(String, usize)> {
-    let (html, caught) = crate::privacy::secrets::backstop(html);
+fn seal(id: &str, html: &str, within: Option<&str>, scan: Scan) -> askama::Result<(String, usize)> {
+    let (html, caught) = scan(html);
     let compressed = zstd::bulk::compress(html.as_bytes(), 3).unwrap_or_default();
     let data = base64::engine::general_purpose::STANDARD.encode(compressed);
     let mut out = String::with_capacity(data.len() + 160);

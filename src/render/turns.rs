@@ -8,9 +8,9 @@ use std::sync::LazyLock;
 use super::highlight::{self, Highlighted, Highlighter, Language};
 use super::markdown;
 use super::safe::SafeHtml;
-use crate::events::{TodoState, ToolKind, ToolStatus};
 use crate::report::glance;
 use crate::report::model::{StepView, SubagentView, ToolCallView, TurnView};
+use crate::report::model::{TodoState, ToolKind, ToolStatus};
 use crate::report::row::first_line;
 
 /// Output longer than this many lines is split: the rest sits in a closed fold.

@@ -9,9 +9,9 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::events::{ReadGutter, Todo, TodoState};
-use crate::events::{StatusBasis, ToolKind, ToolStatus};
-use crate::projection::ResponseStatus;
+// The canonical values the contract holds, so that what reads a report needs nothing else.
+pub use crate::events::{ReadGutter, StatusBasis, Todo, TodoState, ToolKind, ToolStatus};
+pub use crate::projection::ResponseStatus;
 
 /// The version of this model. Bumped when a field changes meaning or is removed.
 pub const SCHEMA_VERSION: u32 = 1;

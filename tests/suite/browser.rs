@@ -636,8 +636,18 @@ fn stored_turns_open_for_scrolling_links_search_and_filters() -> anyhow::Result<
         inline: 0,
         block: 0,
     };
-    let stored = render::notebook(report.clone(), budget)?.html();
-    let inline = render::notebook(report.clone(), Storage::Inline)?.html();
+    let stored = render::notebook(
+        report.clone(),
+        budget,
+        tracebook::privacy::secrets::backstop,
+    )?
+    .html();
+    let inline = render::notebook(
+        report.clone(),
+        Storage::Inline,
+        tracebook::privacy::secrets::backstop,
+    )?
+    .html();
     assert!(stored.contains("class=\"stored\""));
     assert!(!inline.contains("class=\"stored\""));
     for id in ["t2-p", "t2-s3", "t1-s1"] {
@@ -762,8 +772,18 @@ fn a_long_turn_list_lists_the_rest_when_scrolled_to_its_end() -> anyhow::Result<
         inline: 0,
         block: 0,
     };
-    let stored = render::notebook(report.clone(), budget)?.html();
-    let inline = render::notebook(report, Storage::Inline)?.html();
+    let stored = render::notebook(
+        report.clone(),
+        budget,
+        tracebook::privacy::secrets::backstop,
+    )?
+    .html();
+    let inline = render::notebook(
+        report,
+        Storage::Inline,
+        tracebook::privacy::secrets::backstop,
+    )?
+    .html();
     assert!(stored.contains("\">50. ") && !stored.contains("\">51. "));
     assert!(inline.contains("\">230. ") && !inline.contains("class=\"toc-stored\""));
 

@@ -195,7 +195,12 @@ fn stored_turns_decode_to_the_whole_page_in_order() -> anyhow::Result<()> {
     let sample =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
     let report = report(&sample)?;
-    let whole = render::notebook(report.clone(), Storage::Inline)?.html();
+    let whole = render::notebook(
+        report.clone(),
+        Storage::Inline,
+        tracebook::privacy::secrets::backstop,
+    )?
+    .html();
     assert!(!whole.contains("class=\"stored\""));
     assert!(
         !whole.contains("Arjun Barrett"),
@@ -208,7 +213,12 @@ fn stored_turns_decode_to_the_whole_page_in_order() -> anyhow::Result<()> {
     // Nothing stored; one block for every stored turn; a block per turn and per turn's steps;
     // the first turn inline and the rest stored.
     for (inline, block) in [(1 << 20, 1 << 20), (0, 1 << 20), (0, 0), (4000, 0)] {
-        let page = render::notebook(report.clone(), Storage::Budget { inline, block })?.html();
+        let page = render::notebook(
+            report.clone(),
+            Storage::Budget { inline, block },
+            tracebook::privacy::secrets::backstop,
+        )?
+        .html();
         assert_eq!(
             page.contains("class=\"stored\""),
             inline < 1 << 20,
@@ -252,7 +262,9 @@ fn a_long_page_is_the_same_on_one_thread_and_on_many() -> anyhow::Result<()> {
             .num_threads(threads)
             .build()?;
         Ok(pool
-            .install(|| render::notebook(long.clone(), storage))?
+            .install(|| {
+                render::notebook(long.clone(), storage, tracebook::privacy::secrets::backstop)
+            })?
             .html())
     };
     let single = page(1, Storage::default())?;
