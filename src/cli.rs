@@ -65,7 +65,8 @@ pub enum Demo {
 /// `tracebook render`.
 #[derive(Debug, Args)]
 pub struct RenderArgs {
-    /// A session file, or a folder holding sessions (the newest is rendered).
+    /// A session file, or a folder holding sessions (the newest is rendered); `-` reads a
+    /// session from standard input.
     #[arg(required_unless_present_any = ["session", "all"], conflicts_with_all = ["session", "all"])]
     pub input: Option<PathBuf>,
     /// Where to write; `-` for standard output. Default: the input's name with `.html`

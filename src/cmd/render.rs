@@ -247,7 +247,7 @@ fn output_path(args: &RenderArgs, input: &Path) -> PathBuf {
     let stem = input
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
-        .filter(|s| !s.is_empty() && s != "." && s != "..")
+        .filter(|s| !s.is_empty() && s != "." && s != ".." && s != "-")
         .unwrap_or_else(|| "session".to_owned());
     let ext = match args.format {
         Format::Html => "html",

@@ -25,6 +25,7 @@ mod records; // unknown records, calls without a usable id, detection past bookk
 mod regression; // one test per fixed bug, through the binary
 mod secret_vectors; // the public secret-rule vectors: every example redacted, every negative kept
 mod snapshots; // the report model of each fixture, pinned with insta
+mod stdin; // render -: each harness's streaming output piped in reads as its file does
 mod xss; // hostile transcript content in real Chromium: no script, no violation, no request
 
 use std::path::{Path, PathBuf};

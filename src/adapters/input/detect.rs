@@ -10,10 +10,10 @@ use super::document::{MAX_DOCUMENT, parse_document};
 use super::joined;
 use super::json::parse_mended;
 use super::jsonl::{LineRead, MAX_LINE, long_line, read_line};
-use super::open::{Cut, Opened, open};
+use super::open::{Cut, Opened, Origin};
 use super::replay::JoinedRecord;
 use super::{InputError, JoinedRead, Parse, format_of, layouts};
-use crate::adapters::pattern::{display_name, has_ending, wildcard};
+use crate::adapters::pattern::{has_ending, wildcard};
 use crate::adapters::spec::{AdapterSpec, Condition, InputFormat, InputSpec};
 use crate::adapters::{Adapter, AdapterSet};
 
@@ -31,14 +31,15 @@ pub(super) struct FoundTree<'a> {
     pub(super) read: JoinedRead<'a>,
 }
 
-/// Picks the adapter and input layout whose detection rules match most of the file's first
-/// records. Each layout is tried when the file's ending fits it; an SQLite file is read
-/// through the layout's join.
+/// Picks the adapter and input layout whose detection rules match most of the input's first
+/// records: of every adapter, or of `only`. Each layout is tried when the file's ending fits
+/// it (a stream fits every layout); an SQLite file is read through the layout's join.
 pub(super) fn detect_layout<'a>(
-    path: &Path,
+    origin: Origin<'_>,
     set: &'a AdapterSet,
+    only: Option<&'a Adapter>,
 ) -> Result<(&'a Adapter, &'a InputSpec), InputError> {
-    let sqlite = joined::is_sqlite(path);
+    let sqlite = origin.is_sqlite();
     // Why a database layout could not read the file, for the message when nothing fits.
     let mut database: Option<String> = None;
     let mut head: Option<Vec<Json>> = None;
@@ -46,18 +47,29 @@ pub(super) fn detect_layout<'a>(
     let mut unread: Option<String> = None;
     let mut whole: Option<Json> = None;
     let mut best: Option<(&Adapter, &InputSpec, usize)> = None;
-    for adapter in set.iter() {
+    let candidates: Vec<&Adapter> = match only {
+        Some(a) => vec![a],
+        None => set.iter().collect(),
+    };
+    for adapter in candidates {
         let spec = &adapter.spec;
         for layout in layouts(spec) {
-            if !layout.extensions.is_empty()
-                && !layout.extensions.iter().any(|e| has_ending(path, e))
-            {
+            if !origin.fits(&layout.extensions) {
                 continue;
             }
             let joined_records;
-            let records: Vec<&Json> = match format_of(layout, path) {
+            let records: Vec<&Json> = match format_of(layout, origin) {
                 InputFormat::Tree => continue,
                 InputFormat::Sqlite => {
+                    let Origin::File(path) = origin else {
+                        if sqlite {
+                            database.get_or_insert_with(|| {
+                                "an SQLite database is read from its file, not from a stream"
+                                    .to_owned()
+                            });
+                        }
+                        continue;
+                    };
                     if !sqlite {
                         if !layout.extensions.is_empty() {
                             database.get_or_insert_with(|| {
@@ -83,7 +95,7 @@ pub(super) fn detect_layout<'a>(
                 }
                 InputFormat::Jsonl => {
                     if head.is_none() {
-                        let (records, note) = first_records(path, set)?;
+                        let (records, note) = first_records(origin, set)?;
                         head = Some(records);
                         unread = note;
                     }
@@ -91,11 +103,7 @@ pub(super) fn detect_layout<'a>(
                 }
                 InputFormat::Json => {
                     if whole.is_none() {
-                        let fits = std::fs::metadata(path).is_ok_and(|m| m.len() <= MAX_DOCUMENT);
-                        whole = fits
-                            .then(|| std::fs::read(path).ok())
-                            .flatten()
-                            .and_then(|b| parse_document(&b, "", &mut Vec::new()).ok());
+                        whole = document_of(origin);
                     }
                     let at = layout.records_at.as_deref().unwrap_or("");
                     match whole.as_ref().and_then(|d| d.pointer(at)) {
@@ -116,27 +124,32 @@ pub(super) fn detect_layout<'a>(
     if let Some((a, l, _)) = best {
         return Ok((a, l));
     }
-    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
-        return Err(InputError::Empty {
-            path: path.to_owned(),
-        });
+    let path = origin.path();
+    if origin.is_empty() {
+        return Err(InputError::Empty { path });
     }
     if let Some(reason) = database {
-        return Err(InputError::Database {
-            path: path.to_owned(),
-            reason,
-        });
+        return Err(InputError::Database { path, reason });
     }
     if let (Some(reason), true) = (unread, head.as_ref().is_none_or(Vec::is_empty)) {
-        return Err(InputError::Nothing {
-            path: path.to_owned(),
-            reason,
-        });
+        return Err(InputError::Nothing { path, reason });
     }
     Err(InputError::Unrecognised {
-        path: path.to_owned(),
+        path,
         known: set.names().join(", "),
     })
+}
+
+/// The input read as one JSON document, when it is one no larger than [`MAX_DOCUMENT`].
+fn document_of(origin: Origin<'_>) -> Option<Json> {
+    match origin {
+        Origin::File(path) => {
+            let fits = std::fs::metadata(path).is_ok_and(|m| m.len() <= MAX_DOCUMENT);
+            let bytes = fits.then(|| std::fs::read(path).ok()).flatten()?;
+            parse_document(&bytes, "", &mut Vec::new()).ok()
+        }
+        Origin::Stream(bytes) => parse_document(bytes, "", &mut Vec::new()).ok(),
+    }
 }
 
 pub(super) fn detect_holds(cond: &Condition, record: &Json) -> bool {
@@ -166,15 +179,18 @@ fn recognised<'j>(
 ///
 /// With them, the first line passed over for its length, or where a decompressed stream was
 /// cut, as a warning's text: what to say when no record at all could be read.
-fn first_records(path: &Path, set: &AdapterSet) -> Result<(Vec<Json>, Option<String>), InputError> {
-    let Opened { mut reader, cut } = open(path).map_err(|e| InputError::Io {
-        path: path.to_owned(),
+fn first_records(
+    origin: Origin<'_>,
+    set: &AdapterSet,
+) -> Result<(Vec<Json>, Option<String>), InputError> {
+    let Opened { mut reader, cut } = origin.open().map_err(|e| InputError::Io {
+        path: origin.path(),
         error: e,
     })?;
     let mut records = Vec::new();
     let mut line = Vec::new();
     let (mut number, mut note) = (0, None);
-    let name = display_name(path);
+    let name = origin.name();
     loop {
         line.clear();
         number += 1;

@@ -44,7 +44,7 @@ pub(super) struct Document<T> {
 /// its 1-based place), on every core. `None` when there is nothing to read: the document is
 /// too large, cut short, not JSON, or holds no record list; a warning says which.
 pub(super) fn read<T: Send>(
-    opened: Opened,
+    opened: Opened<'_>,
     layout: &InputSpec,
     source: &str,
     item: &(dyn Fn(usize, Json) -> T + Sync),

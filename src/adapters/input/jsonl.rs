@@ -253,7 +253,7 @@ fn parse_line(
 /// it on the core that parsed it, then given to `take` in line order with its 1-based line
 /// number. Returns how many records were read; unreadable lines become warnings.
 pub(super) fn read<T: Send>(
-    opened: Opened,
+    opened: Opened<'_>,
     needs: &Needs,
     source: &str,
     item: &(dyn Fn(usize, Json) -> T + Sync),

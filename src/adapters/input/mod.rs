@@ -27,13 +27,14 @@ use std::path::{Path, PathBuf};
 use crate::adapters::interpret::{Interpreter, METADATA_RECORD, Raw};
 use crate::adapters::needs::Needs;
 use crate::adapters::normalize::Normalizer;
-use crate::adapters::pattern::{display_name, has_ending, relative_name};
+use crate::adapters::pattern::{has_ending, relative_name};
 use crate::adapters::spec::{AdapterSpec, Condition, InputFormat, InputSpec, Pointer};
 use crate::adapters::{Adapter, AdapterSet};
 use crate::events::{EventKind, FailureScope, Session, Subagent};
 use crate::warning::Warning;
 use detect::{detect_layout, find_tree, forced_layout, newest_session_file, tree_lookalike};
 use joined::Joined;
+use open::Origin;
 use replay::{JoinedRecord, RecordOrder, Sequence, apply_joined};
 use serde_json::Value as Json;
 use subagents::{Names, subagent_files};
@@ -164,8 +165,9 @@ pub fn sessions_in(input: &Path, set: &AdapterSet, harness: &str) -> Option<Vec<
     }
 }
 
-/// Loads one session from a file or a folder: with `session`, the one with that id from an
-/// input that holds several (a storage tree or a database); a file of one session ignores it.
+/// Loads one session from a file or a folder, or from standard input when `input` is `-`:
+/// with `session`, the one with that id from an input that holds several (a storage tree or a
+/// database); a file of one session ignores it.
 pub fn load_session(
     input: &Path,
     set: &AdapterSet,
@@ -183,6 +185,9 @@ fn load(
     session: Option<&str>,
     parse: Parse,
 ) -> Result<Loaded, InputError> {
+    if input.as_os_str() == "-" {
+        return load_stdin(set, harness, parse);
+    }
     if !input.exists() {
         return Err(InputError::Missing {
             path: input.to_owned(),
@@ -204,13 +209,7 @@ fn load(
             error,
         });
     }
-    let forced = match harness {
-        Some(name) => Some(set.get(name).ok_or_else(|| InputError::UnknownHarness {
-            name: name.to_owned(),
-            known: set.names().join(", "),
-        })?),
-        None => None,
-    };
+    let forced = forced(set, harness)?;
     if input.is_dir()
         && let Some(tree) = find_tree(input, set, forced, parse)
     {
@@ -220,7 +219,12 @@ fn load(
         } else {
             None
         };
-        return read_session(&tree.root, tree.adapter, tree.layout, session, read, parse);
+        let picked = Picked {
+            origin: Origin::File(&tree.root),
+            adapter: tree.adapter,
+            layout: tree.layout,
+        };
+        return read_session(picked, session, read, parse);
     }
     let main = if input.is_dir() {
         match newest_session_file(input, set, forced) {
@@ -240,11 +244,95 @@ fn load(
     } else {
         input.to_owned()
     };
+    let origin = Origin::File(&main);
     let (adapter, layout) = match forced {
         Some(a) => (a, forced_layout(&main, a)),
-        None => detect_layout(&main, set)?,
+        None => detect_layout(origin, set, None)?,
     };
-    read_session(&main, adapter, layout, session, None, parse)
+    let picked = Picked {
+        origin,
+        adapter,
+        layout,
+    };
+    read_session(picked, session, None, parse)
+}
+
+/// The adapter `--harness` names, if it names one.
+fn forced<'a>(
+    set: &'a AdapterSet,
+    harness: Option<&str>,
+) -> Result<Option<&'a Adapter>, InputError> {
+    let Some(name) = harness else {
+        return Ok(None);
+    };
+    set.get(name)
+        .map(Some)
+        .ok_or_else(|| InputError::UnknownHarness {
+            name: name.to_owned(),
+            known: set.names().join(", "),
+        })
+}
+
+/// Loads the session piped to standard input (a harness's streaming output, or a log file),
+/// its harness and layout detected from its content; `--harness` limits detection to that
+/// adapter's layouts. The stream is read whole, up to [`MAX_DOCUMENT`].
+fn load_stdin(set: &AdapterSet, harness: Option<&str>, parse: Parse) -> Result<Loaded, InputError> {
+    use std::io::IsTerminal as _;
+    let forced = forced(set, harness)?;
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Err(InputError::Nothing {
+            path: PathBuf::from(open::STDIN),
+            reason: "standard input is a terminal; pipe a session into it".to_owned(),
+        });
+    }
+    load_stream(stdin.lock(), set, forced, parse)
+}
+
+/// Loads the session a stream holds (see [`load_stdin`]).
+fn load_stream(
+    reader: impl std::io::Read,
+    set: &AdapterSet,
+    forced: Option<&Adapter>,
+    parse: Parse,
+) -> Result<Loaded, InputError> {
+    let (bytes, cut) = open::read_stream(reader, MAX_DOCUMENT).map_err(|error| InputError::Io {
+        path: PathBuf::from(open::STDIN),
+        error,
+    })?;
+    let origin = Origin::Stream(&bytes);
+    let (adapter, layout) = match (detect_layout(origin, set, forced), forced) {
+        (Ok(picked), _) => picked,
+        // A forced adapter reads the stream with its first layout that reads a stream.
+        (Err(_), Some(a)) => (a, stream_layout(a)),
+        (Err(e), None) => return Err(e),
+    };
+    let picked = Picked {
+        origin,
+        adapter,
+        layout,
+    };
+    let mut loaded = read_session(picked, None, None, parse)?;
+    if cut {
+        loaded.warnings.insert(
+            0,
+            Warning::whole(
+                open::STDIN,
+                format!(
+                    "standard input held more than {} MiB; the rest is not read",
+                    MAX_DOCUMENT >> 20
+                ),
+            ),
+        );
+    }
+    Ok(loaded)
+}
+
+/// An adapter's first layout that reads a stream (not a folder tree or a database).
+fn stream_layout(adapter: &Adapter) -> &InputSpec {
+    layouts(&adapter.spec)
+        .find(|l| !matches!(l.format, InputFormat::Tree | InputFormat::Sqlite))
+        .unwrap_or(&adapter.spec.input)
 }
 
 /// What a path is when it is neither a regular file nor a folder (links followed): a FIFO
@@ -307,31 +395,45 @@ impl Parse {
     }
 }
 
-/// How an adapter reads this file: its `format`, unless the ending is a document ending.
-fn format_of(layout: &InputSpec, path: &Path) -> InputFormat {
-    if layout
-        .document_extensions
-        .iter()
-        .any(|e| has_ending(path, e))
-    {
-        InputFormat::Json
-    } else {
-        layout.format
+/// How an adapter reads this input: its `format`, unless a file's ending is a document
+/// ending.
+fn format_of(layout: &InputSpec, origin: Origin<'_>) -> InputFormat {
+    match origin {
+        Origin::File(path)
+            if layout
+                .document_extensions
+                .iter()
+                .any(|e| has_ending(path, e)) =>
+        {
+            InputFormat::Json
+        }
+        _ => layout.format,
     }
+}
+
+/// What a session is read from, and the adapter and layout picked to read it.
+#[derive(Clone, Copy)]
+struct Picked<'a> {
+    origin: Origin<'a>,
+    adapter: &'a Adapter,
+    layout: &'a InputSpec,
 }
 
 /// Reads one session (its main records, child sessions and subagent files) with the adapter
 /// and layout picked for it, and makes it canonical.
 fn read_session(
-    main: &Path,
-    adapter: &Adapter,
-    layout: &InputSpec,
+    picked: Picked<'_>,
     want: Option<&str>,
     read: Option<JoinedRead<'_>>,
     parse: Parse,
 ) -> Result<Loaded, InputError> {
+    let Picked {
+        origin,
+        adapter,
+        layout,
+    } = picked;
     let spec = &adapter.spec;
-    let source = display_name(main);
+    let source = origin.name();
     let mut warnings = Vec::new();
     let mut interp = Interpreter::new(spec);
     let (count, children) = match layout.format {
@@ -341,7 +443,7 @@ fn read_session(
                     warnings.extend(read.warnings);
                     read.joined
                 }
-                None => read_joined(main, spec, layout, want, parse, &mut warnings)?,
+                None => read_joined(origin, spec, layout, want, parse, &mut warnings)?,
             };
             let count = joined.records.len();
             apply_joined(&mut interp, joined.records);
@@ -349,7 +451,7 @@ fn read_session(
         }
         _ => {
             let file = RecordFile {
-                path: main,
+                origin,
                 layout,
                 source: &source,
                 parse,
@@ -368,7 +470,7 @@ fn read_session(
     }
     if let Some(reason) = nothing_read(spec, count, &raw, &warnings, children.is_empty()) {
         return Err(InputError::Nothing {
-            path: main.to_owned(),
+            path: origin.path(),
             reason,
         });
     }
@@ -382,7 +484,8 @@ fn read_session(
     let mut session = out.session(raw, &source, FailureScope::Session);
     out.child_sessions(&mut session, children);
     let agents = called_agents(&session);
-    if !own_subagent {
+    // A stream has no folder to hold subagent files.
+    if let (false, Origin::File(main)) = (own_subagent, origin) {
         out.subagent_files(&mut session, main, layout, &agents);
     }
     out.missing_agents(&session, &agents, &source);
@@ -391,13 +494,20 @@ fn read_session(
 
 /// Reads a joined input's session (`want`, or the one its session level picks).
 fn read_joined<'s>(
-    main: &Path,
+    origin: Origin<'_>,
     spec: &'s AdapterSpec,
     layout: &InputSpec,
     want: Option<&str>,
     parse: Parse,
     warnings: &mut Vec<Warning>,
 ) -> Result<Joined<JoinedRecord<'s>>, InputError> {
+    let Origin::File(main) = origin else {
+        return Err(InputError::Nothing {
+            path: origin.path(),
+            reason: "a folder tree or a database is read from its file or folder, not a stream"
+                .to_owned(),
+        });
+    };
     let keep = |rec| JoinedRecord::of(spec, rec, false);
     let needs = parse.needs(spec, false);
     joined::read(main, layout, want, needs.as_ref(), &keep, warnings).map_err(|e| {
@@ -512,7 +622,7 @@ impl Assembly<'_> {
             let name = relative_name(main, &file.path);
             let mut interp = Interpreter::new(self.spec);
             let records = RecordFile {
-                path: &file.path,
+                origin: Origin::File(&file.path),
                 layout,
                 source: &name,
                 parse: self.parse,
@@ -603,7 +713,7 @@ impl Assembly<'_> {
 
 /// A file of records to read, and how.
 struct RecordFile<'a> {
-    path: &'a Path,
+    origin: Origin<'a>,
     layout: &'a InputSpec,
     /// The file's name in warnings.
     source: &'a str,
@@ -621,22 +731,22 @@ impl RecordFile<'_> {
         interp: &mut Interpreter<'s>,
     ) -> Result<usize, InputError> {
         let Self {
-            path,
+            origin,
             layout,
             source,
             parse,
         } = *self;
         let io = |e| InputError::Io {
-            path: path.to_owned(),
+            path: origin.path(),
             error: e,
         };
-        let opened = open::open(path).map_err(io)?;
+        let opened = origin.open().map_err(io)?;
         // Each record is drafted where it is parsed, and its place in a replayed log found there;
         // records to regroup by their parent link are kept whole until their order is known.
         let order = RecordOrder::of(spec);
         let item = |line: usize, rec: Json| order.item(line, rec);
         let mut sequence = Sequence::new(order);
-        let count = match format_of(layout, path) {
+        let count = match format_of(layout, origin) {
             InputFormat::Tree | InputFormat::Sqlite => {
                 warnings.push(Warning::whole(
                     source,
@@ -721,6 +831,7 @@ fn known_types(spec: &AdapterSpec) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::adapters::pattern::display_name;
 
     /// A folder's entries, in name order.
     fn entries(dir: &Path) -> Vec<PathBuf> {
