@@ -6,8 +6,7 @@ use askama::Template;
 use super::overview::Overview;
 use super::safe::SafeHtml;
 use super::toc::TocStored;
-use crate::report::model::Report;
-use crate::report::model::ToolKind;
+use crate::report::model::{Report, ToolKind, ToolStatus};
 use crate::report::row::first_line;
 
 pub(super) fn title(report: &Report) -> String {
@@ -70,12 +69,13 @@ impl PageTemplate<'_> {
         super::turns::when(ts)
     }
 
-    fn status_count(&self, status: &str) -> usize {
+    /// The session's tool calls with this status.
+    fn status_count(&self, status: ToolStatus) -> usize {
         let s = &self.report.summary;
         match status {
-            "ok" => s.ok,
-            "error" => s.error,
-            _ => s.unknown,
+            ToolStatus::Ok => s.ok,
+            ToolStatus::Error => s.error,
+            ToolStatus::Unknown => s.unknown,
         }
     }
 }
