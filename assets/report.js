@@ -307,6 +307,8 @@
 
   // j / k: next and previous turn (top-level turns, from where the page is scrolled now).
   var lastTurn = null;
+  // Lines of each output a printout keeps.
+  var PRINT_LINES = 12, PRINT_DIFF_LINES = 30;
   function turnStep(dir) {
     var turns = all("#notebook > .turn").filter(function (t) { return t.offsetParent !== null; });
     if (!turns.length) return;
@@ -406,15 +408,38 @@
       else if (e.key === "k") { e.preventDefault(); turnStep(-1); }
       else if (e.key === "/" && q) { e.preventDefault(); q.focus(); q.select(); }
     });
-    var reopen = [];
+    var reopen = [], cuts = [];
     window.addEventListener("beforeprint", function () {
       placeAll();
-      reopen = all("details:not([open])");
+      // A call's arguments and the rest of a long output stay closed: paper gets their heads.
+      // Reasoning stays folded, as on screen, and so does a call that worked, unless it
+      // edited a file: paper holds what failed and what changed.
+      reopen = all("details:not([open]):not(.args):not(.more)").filter(function (d) {
+        var li = d.parentElement;
+        return !li.classList.contains("thinking") &&
+          !(li.classList.contains("st-ok") && li.getAttribute("data-kind") !== "edit");
+      });
       reopen.forEach(function (d) { d.open = true; });
+      // An output prints its first lines and says how many more the page holds.
+      all(".tool-body > pre.output, .tool-body > pre.diff").forEach(function (pre) {
+        var diff = pre.classList.contains("diff"), keep = diff ? PRINT_DIFF_LINES : PRINT_LINES;
+        var lines = pre.textContent.split("\n").length - 1, more = pre.nextElementSibling;
+        if (more && more.classList.contains("more")) lines += parseInt(more.textContent, 10) || 0;
+        if (lines <= keep) return;
+        var note = doc.createElement("p");
+        note.className = "print-omitted dim";
+        note.textContent = (lines - keep) + " more lines of " + (diff ? "the patch" : "output") + " in the notebook";
+        if (diff) pre.classList.add("print-cut-diff");
+        pre.classList.add("print-cut");
+        pre.parentNode.insertBefore(note, more && more.classList.contains("more") ? more.nextSibling : pre.nextSibling);
+        cuts.push([pre, note]);
+      });
     });
     window.addEventListener("afterprint", function () {
       reopen.forEach(function (d) { d.open = false; });
       reopen = [];
+      cuts.forEach(function (c) { c[0].classList.remove("print-cut", "print-cut-diff"); c[1].parentNode.removeChild(c[1]); });
+      cuts = [];
     });
     fromHash();
   }

@@ -592,8 +592,10 @@ fn the_page_reads_with_javascript_off() -> anyhow::Result<()> {
     assert_eq!(state["copy"], 0, "{state}");
     assert_eq!(state["turns"], report.turns.len(), "{state}");
     assert_eq!(state["marks"], report.turns.len(), "{state}");
+    // Times read as written, in UTC, named.
+    let time = state["time"].as_str().unwrap_or_default();
     assert!(
-        state["time"].as_str().unwrap_or_default().contains('T'),
+        time.ends_with(" UTC") && !time.contains('T'),
         "{state}"
     );
     assert_eq!(page.eval(NO_SIDEWAYS_SCROLL)?, true);
