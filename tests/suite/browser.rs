@@ -594,10 +594,7 @@ fn the_page_reads_with_javascript_off() -> anyhow::Result<()> {
     assert_eq!(state["marks"], report.turns.len(), "{state}");
     // Times read as written, in UTC, named.
     let time = state["time"].as_str().unwrap_or_default();
-    assert!(
-        time.ends_with(" UTC") && !time.contains('T'),
-        "{state}"
-    );
+    assert!(time.ends_with(" UTC") && !time.contains('T'), "{state}");
     assert_eq!(page.eval(NO_SIDEWAYS_SCROLL)?, true);
     // Folds still open by hand, and an anchor still jumps.
     page.eval("document.querySelector('.process').open = true")?;
@@ -806,5 +803,131 @@ fn a_long_turn_list_lists_the_rest_when_scrolled_to_its_end() -> anyhow::Result<
     };
     let note = page.eval_str("document.querySelector('ol.toc-stored').textContent")?;
     assert!(note.contains("Turns 51–230"), "{note}");
+    Ok(())
+}
+
+/// Sets the media type or media features the page is laid out for (`print`, a dark scheme).
+fn emulate_media(page: &Opened, media: serde_json::Value) -> anyhow::Result<()> {
+    let m: headless_chrome::protocol::cdp::Emulation::SetEmulatedMedia =
+        serde_json::from_value(media)?;
+    page.tab.call_method(m)?;
+    Ok(())
+}
+
+/// Printing a real session: no control on paper, the turn and step labels kept, every output
+/// either whole or cut to its first lines with a note saying how many more the notebook holds,
+/// and far fewer pages than every fold opened (129 A4 pages for the corpus session before).
+#[test]
+fn printing_keeps_labels_drops_controls_and_prints_heads() -> anyhow::Result<()> {
+    let (path, most_pages) = match corpus_session() {
+        Some(p) => (p, 90),
+        None => (sample(), 6),
+    };
+    let html = render(&path)?;
+    let Some(page) = open(&html, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    let pdf = page
+        .tab
+        .print_to_pdf(Some(headless_chrome::types::PrintToPdfOptions {
+            paper_width: Some(8.27),
+            paper_height: Some(11.69),
+            margin_top: Some(0.4),
+            margin_bottom: Some(0.4),
+            margin_left: Some(0.4),
+            margin_right: Some(0.4),
+            print_background: Some(true),
+            ..Default::default()
+        }))?;
+    std::fs::write(artifacts()?.join("printed.pdf"), &pdf)?;
+    let pages = regex::bytes::Regex::new(r"/Type\s*/Page[^s]")?
+        .find_iter(&pdf)
+        .count();
+    assert!(pages > 0 && pages <= most_pages, "{pages} pages");
+    page.eval("window.dispatchEvent(new Event('beforeprint'))")?;
+    emulate_media(&page, serde_json::json!({ "media": "print" }))?;
+    let state = page.eval(
+        "(() => {
+          const shown = e => e && e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+          const outputs = [...document.querySelectorAll('.tool-body > pre.output')].filter(shown);
+          return {
+            toolbar: shown(document.querySelector('.toolbar')),
+            buttons: [...document.querySelectorAll('button')].filter(shown).length,
+            turnLabel: shown(document.querySelector('#t1 .turn-head a.anchor')),
+            promptLabel: shown(document.querySelector('#t1 .prompt .who a.anchor')),
+            outputs: outputs.length,
+            overflowing: outputs.filter(p => !p.classList.contains('print-cut') && p.scrollHeight > p.clientHeight + 2).length,
+            cut: document.querySelectorAll('pre.print-cut').length,
+            notes: document.querySelectorAll('.print-omitted').length,
+          };
+        })()",
+    )?;
+    assert_eq!(state["toolbar"], false, "{state}");
+    assert_eq!(state["buttons"], 0, "{state}");
+    assert_eq!(state["turnLabel"], true, "{state}");
+    assert_eq!(state["promptLabel"], true, "{state}");
+    assert_eq!(
+        state["overflowing"], 0,
+        "no output spills over what follows: {state}"
+    );
+    assert!(state["cut"].as_u64() <= state["notes"].as_u64(), "{state}");
+    page.eval("window.dispatchEvent(new Event('afterprint'))")?;
+    assert_eq!(
+        page.eval("document.querySelectorAll('.print-omitted').length")?,
+        0
+    );
+    Ok(())
+}
+
+/// On a phone the toolbar is one row, a deep link's target lands below it, the session's
+/// facts fold to one line, nothing scrolls sideways and the Keys popover stays on screen; in
+/// both themes. Screenshots go to target/.
+#[test]
+fn a_phone_keeps_one_toolbar_row_and_link_targets_in_view() -> anyhow::Result<()> {
+    let (path, target) = match corpus_session() {
+        Some(p) => (p, "t2-s5"),
+        None => (sample(), "t2-s3"),
+    };
+    let html = render(&path)?;
+    for dark in [false, true] {
+        let Some(page) = open(&html, &format!("#{target}"), 390, 844, true)? else {
+            return Ok(());
+        };
+        if dark {
+            emulate_media(
+                &page,
+                serde_json::json!({ "features": [{ "name": "prefers-color-scheme", "value": "dark" }] }),
+            )?;
+        }
+        wait_until(&page, &format!("!!document.getElementById('{target}')"))?;
+        let state = page.eval(&format!(
+            "(() => {{
+              const bar = document.querySelector('.toolbar').getBoundingClientRect();
+              const t = document.getElementById('{target}').getBoundingClientRect();
+              return {{ bar: bar.height, barBottom: bar.bottom, top: t.top,
+                details: document.querySelector('details.session-details').open }};
+            }})()"
+        ))?;
+        assert!(state["bar"].as_f64() < Some(64.0), "one row: {state}");
+        assert!(
+            state["top"].as_f64() >= state["barBottom"].as_f64(),
+            "the target below the toolbar: {state}"
+        );
+        assert_eq!(state["details"], false, "{state}");
+        assert_eq!(page.eval(NO_SIDEWAYS_SCROLL)?, true);
+        page.eval(
+            "document.getElementById('f-toggle').click(); document.querySelector('.keys').open = true",
+        )?;
+        let keys = page.eval(
+            "(() => { const r = document.querySelector('.keys p').getBoundingClientRect();
+               return r.left >= 0 && r.right <= innerWidth; })()",
+        )?;
+        assert_eq!(keys, true, "the Keys popover on screen");
+        page.eval("document.querySelector('.keys').open = false; scrollTo(0, 0)")?;
+        page.screenshot(&format!(
+            "phone-{}.png",
+            if dark { "dark" } else { "light" }
+        ))?;
+    }
     Ok(())
 }
