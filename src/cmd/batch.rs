@@ -18,7 +18,7 @@ use crate::cmd::render::{RenderOptions, render_session};
 use crate::cmd::{Exit, list};
 use crate::console::{self, Console};
 use crate::pipeline;
-use crate::render::{self, IndexRow, ParentLink};
+use crate::render::{self, IndexExtra, IndexRow, ParentLink};
 use crate::report::row::SessionRow;
 use crate::report::select::{self, TurnSelection};
 
@@ -405,7 +405,16 @@ pub fn render_all(
     let reused = kept.len();
     kept.extend(done);
 
-    let rows = index_rows(&kept, &filter);
+    let mut rows = index_rows(&kept, &filter);
+    // The search and the summary read each notebook's embedded report back: the same for a
+    // session rendered now and one kept from an earlier run.
+    rows.par_iter_mut().for_each(|r| {
+        r.extra = r.href.as_ref().and_then(|h| {
+            let html = std::fs::read_to_string(dir.join(h)).ok()?;
+            let back = render::embed::read(&html).ok()?;
+            Some(IndexExtra::of(&back.report))
+        });
+    });
     let index = render::index(&rows).context("rendering the index")?;
     let index_path = dir.join("index.html");
     std::fs::write(&index_path, index)
@@ -472,6 +481,7 @@ fn index_rows(sessions: &BTreeMap<String, ManifestEntry>, filter: &Filter) -> Ve
                 href: None,
                 error: Some(err.clone()),
                 parent: None,
+                extra: None,
             }),
             (Some(r), None) if filter.admits(r) && e.file.is_some() => Some(IndexRow {
                 row: r.clone(),
@@ -484,6 +494,7 @@ fn index_rows(sessions: &BTreeMap<String, ManifestEntry>, filter: &Filter) -> Ve
                         href: (*href).to_owned(),
                     })
                 }),
+                extra: None,
             }),
             _ => None,
         })

@@ -39,7 +39,8 @@ fn hash(text: &str) -> String {
 pub(super) const INDEX_CSS: &str = include_str!("../../assets/index.css");
 pub(super) const INDEX_JS: &str = include_str!("../../assets/index.js");
 
-pub(super) static INDEX_CSP: LazyLock<String> = LazyLock::new(|| csp_for(&[INDEX_JS], INDEX_CSS));
+pub(super) static INDEX_CSP: LazyLock<String> =
+    LazyLock::new(|| csp_for(&[DECODER, INDEX_JS], INDEX_CSS));
 
 #[cfg(test)]
 mod tests {

@@ -1,9 +1,16 @@
-//! The offline index of a batch: one row per session, linking its notebook.
+//! The offline index of a batch: one row per session, linking its notebook; a search over
+//! every session's turns (a compact word index embedded in the page, compressed like a
+//! notebook's stored turns); filters by harness, project, date and status; and the failed and
+//! unknown calls by tool and by harness over time, as inline SVG and as tables.
 
 use askama::Template;
+use base64::Engine as _;
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::assets::{INDEX_CSP, INDEX_CSS, INDEX_JS};
+use super::assets::{DECODER, INDEX_CSP, INDEX_CSS, INDEX_JS};
 use super::safe::SafeHtml;
+use crate::events::ToolStatus;
+use crate::report::model::{Report, StepView, TurnView};
 use crate::report::row::SessionRow;
 
 /// One row of the batch index.
@@ -19,6 +26,136 @@ pub struct IndexRow {
     /// The session this one is a subagent of, when the index lists it: its notebook holds this
     /// one nested.
     pub parent: Option<ParentLink>,
+    /// What the index keeps of the session's report, when its notebook could be read back.
+    pub extra: Option<IndexExtra>,
+}
+
+/// What the index keeps of one session's report: its calls' failures and its turns' words.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexExtra {
+    /// Calls of unknown outcome, subagents' included.
+    pub unknown: usize,
+    /// Failed and unknown calls by tool name: (error, unknown).
+    pub tools: BTreeMap<String, (usize, usize)>,
+    /// One entry per turn.
+    pub turns: Vec<SearchTurn>,
+}
+
+/// One turn as the search sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchTurn {
+    /// The turn's anchor in its notebook (`t3`).
+    pub anchor: String,
+    /// Its number.
+    pub number: usize,
+    /// The prompt's first line, shown with a result.
+    pub snippet: String,
+    /// Its distinct words, lower case, in order of first use, space-separated.
+    pub words: String,
+}
+
+/// Distinct words kept per turn: a turn of more is searched by its first ones.
+const WORDS_PER_TURN: usize = 400;
+/// Characters of the prompt shown with a result.
+const SNIPPET_CHARS: usize = 100;
+
+impl IndexExtra {
+    /// What the index keeps of a report (already through the privacy stage).
+    pub fn of(report: &Report) -> Self {
+        let mut extra = IndexExtra::default();
+        for turn in &report.turns {
+            count_calls(turn, &mut extra);
+            extra.turns.push(SearchTurn {
+                anchor: turn.id.clone(),
+                number: turn.number,
+                snippet: turn
+                    .prompt
+                    .as_ref()
+                    .map(|p| snippet(&p.text))
+                    .unwrap_or_default(),
+                words: words(turn),
+            });
+        }
+        for sub in &report.unlinked_subagents {
+            for t in &sub.turns {
+                count_calls(t, &mut extra);
+            }
+        }
+        extra
+    }
+}
+
+fn count_calls(turn: &TurnView, extra: &mut IndexExtra) {
+    for step in &turn.steps {
+        let StepView::ToolCall(c) = step else {
+            continue;
+        };
+        match c.status {
+            ToolStatus::Error => extra.tools.entry(c.name.clone()).or_default().0 += 1,
+            ToolStatus::Unknown => {
+                extra.tools.entry(c.name.clone()).or_default().1 += 1;
+                extra.unknown += 1;
+            }
+            ToolStatus::Ok => {}
+        }
+        if let Some(sub) = &c.subagent {
+            for t in &sub.turns {
+                count_calls(t, extra);
+            }
+        }
+    }
+}
+
+/// The words a search finds a turn by: its prompt, messages, tool names and commands, and
+/// response.
+fn words(turn: &TurnView) -> String {
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |text: &str| {
+        for w in text
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| (2..=40).contains(&w.chars().count()))
+        {
+            if out.len() >= WORDS_PER_TURN {
+                return;
+            }
+            let w = w.to_lowercase();
+            if seen.insert(w.clone()) {
+                out.push(w);
+            }
+        }
+    };
+    if let Some(p) = &turn.prompt {
+        add(&p.text);
+    }
+    if let Some(r) = &turn.response {
+        add(&r.text);
+    }
+    for step in &turn.steps {
+        match step {
+            StepView::Assistant(t) | StepView::UserMessage(t) => add(&t.text),
+            StepView::ToolCall(c) => {
+                add(&c.name);
+                if let Some(cmd) = &c.command {
+                    add(cmd);
+                }
+                for p in &c.paths {
+                    add(p);
+                }
+            }
+            _ => {}
+        }
+    }
+    out.join(" ")
+}
+
+fn snippet(text: &str) -> String {
+    let line = text.trim().lines().next().unwrap_or_default();
+    let mut out: String = line.chars().take(SNIPPET_CHARS).collect();
+    if line.chars().count() > SNIPPET_CHARS {
+        out.push('…');
+    }
+    out
 }
 
 /// A link from a subagent's row to its parent session's notebook.
@@ -39,10 +176,228 @@ struct IndexTemplate<'a> {
     csp: SafeHtml,
     css: SafeHtml,
     js: SafeHtml,
+    decoder: SafeHtml,
+    search: SafeHtml,
+    harnesses: Vec<String>,
+    projects: Vec<String>,
+    summary: Summary,
 }
 
-/// Renders the offline index of a batch: a sortable, filterable table linking each notebook.
+impl IndexTemplate<'_> {
+    /// A row's status, for the status filter.
+    fn status(&self, r: &IndexRow) -> &'static str {
+        match (&r.error, &r.extra) {
+            (Some(_), _) => "failed",
+            _ if r.row.errors > 0 => "error",
+            (None, Some(x)) if x.unknown > 0 => "unknown",
+            _ => "ok",
+        }
+    }
+
+    /// The day a row's session started (`2026-03-02`), or empty.
+    fn day(&self, r: &IndexRow) -> String {
+        day(r.row.started_at.as_deref())
+    }
+
+    /// The row's calls of unknown outcome.
+    fn unknown(&self, r: &IndexRow) -> usize {
+        r.extra.as_ref().map_or(0, |x| x.unknown)
+    }
+}
+
+fn day(started: Option<&str>) -> String {
+    started
+        .filter(|s| s.len() >= 10 && s.is_char_boundary(10))
+        .map(|s| s[..10].to_owned())
+        .unwrap_or_default()
+}
+
+/// The failed and unknown calls of every session, for the strip and its tables.
+#[derive(Debug, Default)]
+struct Summary {
+    /// By tool name, most first: (tool, harness, error, unknown) rows of the table.
+    by_tool: Vec<(String, String, usize, usize)>,
+    /// The bars of the tool chart.
+    tool_bars: Vec<Bar>,
+    /// By harness and day, in order: (day, harness, error, unknown).
+    by_day: Vec<(String, String, usize, usize)>,
+    /// One row of day columns per harness.
+    day_rows: Vec<DayRow>,
+    /// The days the time chart spans, first and last.
+    first_day: String,
+    last_day: String,
+    /// The time chart's width.
+    day_width: usize,
+}
+
+/// One bar of the tool chart.
+#[derive(Debug)]
+struct Bar {
+    label: String,
+    y: usize,
+    error_w: usize,
+    unknown_x: usize,
+    unknown_w: usize,
+    title: String,
+}
+
+/// One harness's row of the time chart.
+#[derive(Debug)]
+struct DayRow {
+    harness: String,
+    y: usize,
+    cols: Vec<DayCol>,
+}
+
+/// One day of a harness's row.
+#[derive(Debug)]
+struct DayCol {
+    x: usize,
+    error_y: usize,
+    error_h: usize,
+    unknown_y: usize,
+    unknown_h: usize,
+    title: String,
+}
+
+/// Tools in the chart; the table lists them all.
+const CHART_TOOLS: usize = 12;
+/// Days in the time chart (the last ones); the table lists them all.
+const CHART_DAYS: usize = 90;
+/// Width of the tool chart's bars at their longest.
+const BAR_WIDTH: usize = 360;
+
+fn summary(rows: &[IndexRow]) -> Summary {
+    let mut tools: BTreeMap<(String, String), (usize, usize)> = BTreeMap::new();
+    let mut days: BTreeMap<(String, String), (usize, usize)> = BTreeMap::new();
+    for r in rows {
+        let Some(x) = &r.extra else { continue };
+        let mut total = (0, 0);
+        for (name, (e, u)) in &x.tools {
+            let slot = tools
+                .entry((name.clone(), r.row.harness.clone()))
+                .or_default();
+            slot.0 += e;
+            slot.1 += u;
+            total.0 += e;
+            total.1 += u;
+        }
+        let d = day(r.row.started_at.as_deref());
+        if total != (0, 0) && !d.is_empty() {
+            let slot = days.entry((d, r.row.harness.clone())).or_default();
+            slot.0 += total.0;
+            slot.1 += total.1;
+        }
+    }
+    let mut s = Summary::default();
+    let mut by_tool: Vec<(String, String, usize, usize)> = tools
+        .into_iter()
+        .map(|((t, h), (e, u))| (t, h, e, u))
+        .collect();
+    by_tool.sort_by(|a, b| (b.2 + b.3).cmp(&(a.2 + a.3)).then_with(|| a.0.cmp(&b.0)));
+    // The chart sums each tool over harnesses.
+    let mut per_tool: Vec<(String, usize, usize)> = Vec::new();
+    for (t, _, e, u) in &by_tool {
+        match per_tool.iter_mut().find(|p| p.0 == *t) {
+            Some(p) => {
+                p.1 += e;
+                p.2 += u;
+            }
+            None => per_tool.push((t.clone(), *e, *u)),
+        }
+    }
+    per_tool.sort_by(|a, b| (b.1 + b.2).cmp(&(a.1 + a.2)).then_with(|| a.0.cmp(&b.0)));
+    let most = per_tool.first().map_or(1, |p| (p.1 + p.2).max(1));
+    for (i, (t, e, u)) in per_tool.iter().take(CHART_TOOLS).enumerate() {
+        let error_w = e * BAR_WIDTH / most;
+        s.tool_bars.push(Bar {
+            label: if t.is_empty() {
+                "(not retained)".into()
+            } else {
+                t.clone()
+            },
+            y: i * 20,
+            error_w,
+            unknown_x: 170 + error_w,
+            unknown_w: u * BAR_WIDTH / most,
+            title: format!("{t}: {e} error, {u} unknown"),
+        });
+    }
+    s.by_tool = by_tool;
+    let all_days: BTreeSet<String> = days.keys().map(|(d, _)| d.clone()).collect();
+    let shown: Vec<&String> = all_days.iter().rev().take(CHART_DAYS).rev().collect();
+    let harnesses: BTreeSet<String> = days.keys().map(|(_, h)| h.clone()).collect();
+    let most = days.values().map(|(e, u)| e + u).max().unwrap_or(1).max(1);
+    for (row, h) in harnesses.iter().enumerate() {
+        let y = row * 36;
+        let cols = shown
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| {
+                let (e, u) = *days.get(&((*d).clone(), h.clone()))?;
+                let error_h = (e * 28).div_ceil(most);
+                let unknown_h = (u * 28).div_ceil(most);
+                Some(DayCol {
+                    x: 110 + i * 6,
+                    error_y: y + 30 - error_h,
+                    error_h,
+                    unknown_y: y + 30 - error_h - unknown_h,
+                    unknown_h,
+                    title: format!("{h} {d}: {e} error, {u} unknown"),
+                })
+            })
+            .collect();
+        s.day_rows.push(DayRow {
+            harness: h.clone(),
+            y,
+            cols,
+        });
+    }
+    s.first_day = shown.first().map(|d| (*d).clone()).unwrap_or_default();
+    s.last_day = shown.last().map(|d| (*d).clone()).unwrap_or_default();
+    s.day_width = 110 + shown.len() * 6 + 10;
+    s.by_day = days
+        .into_iter()
+        .map(|((d, h), (e, u))| (d, h, e, u))
+        .collect();
+    s
+}
+
+/// The search's data: per written session, its notebook and its turns; zstd, then base64.
+fn search_data(rows: &[IndexRow]) -> String {
+    let sessions: Vec<serde_json::Value> = rows
+        .iter()
+        .filter_map(|r| {
+            let (href, x) = (r.href.as_ref()?, r.extra.as_ref()?);
+            let turns: Vec<serde_json::Value> = x
+                .turns
+                .iter()
+                .map(|t| serde_json::json!([t.anchor, t.number, t.snippet, t.words]))
+                .collect();
+            Some(serde_json::json!({
+                "f": href,
+                "h": r.row.harness,
+                "p": r.row.project,
+                "d": day(r.row.started_at.as_deref()),
+                "t": turns,
+            }))
+        })
+        .collect();
+    let json = serde_json::Value::Array(sessions).to_string();
+    let packed = zstd::bulk::compress(json.as_bytes(), 9).unwrap_or_default();
+    base64::engine::general_purpose::STANDARD.encode(packed)
+}
+
+/// Renders the offline index of a batch: a sortable, filterable, searchable table linking
+/// each notebook, and the summary of failed and unknown calls.
 pub fn index(rows: &[IndexRow]) -> askama::Result<String> {
+    let distinct = |f: &dyn Fn(&IndexRow) -> Option<String>| -> Vec<String> {
+        rows.iter()
+            .filter_map(f)
+            .collect::<BTreeSet<String>>()
+            .into_iter()
+            .collect()
+    };
     IndexTemplate {
         rows,
         failed: rows.iter().filter(|r| r.error.is_some()).count(),
@@ -50,6 +405,11 @@ pub fn index(rows: &[IndexRow]) -> askama::Result<String> {
         csp: SafeHtml::asset_text(&INDEX_CSP),
         css: SafeHtml::asset(INDEX_CSS),
         js: SafeHtml::asset(INDEX_JS),
+        decoder: SafeHtml::asset(DECODER),
+        search: SafeHtml::base64(search_data(rows)),
+        harnesses: distinct(&|r| Some(r.row.harness.clone())),
+        projects: distinct(&|r| r.row.project.clone()),
+        summary: summary(rows),
     }
     .render()
 }

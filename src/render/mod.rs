@@ -27,7 +27,7 @@ use crate::report::model::{Report, TurnView};
 use crate::report::select;
 use assets::{CSP, CSS, DECODER, JS};
 use embed::EmbeddedReport;
-pub use index::{IndexRow, ParentLink, index};
+pub use index::{IndexExtra, IndexRow, ParentLink, SearchTurn, index};
 use overview::overview;
 use page::{PageTemplate, title};
 pub use safe::SafeHtml;
