@@ -39,80 +39,17 @@ pub(super) fn detect_layout<'a>(
     set: &'a AdapterSet,
     only: Option<&'a Adapter>,
 ) -> Result<(&'a Adapter, &'a InputSpec), InputError> {
-    let sqlite = origin.is_sqlite();
-    // Why a database layout could not read the file, for the message when nothing fits.
-    let mut database: Option<String> = None;
-    let mut head: Option<Vec<Json>> = None;
-    // Why the first lines gave no record, when a line was too long to read.
-    let mut unread: Option<String> = None;
-    let mut whole: Option<Json> = None;
-    let mut best: Option<(&Adapter, &InputSpec, usize)> = None;
     let candidates: Vec<&Adapter> = match only {
         Some(a) => vec![a],
         None => set.iter().collect(),
     };
+    let mut probe = Probe::new(origin, set);
+    let mut best: Option<(&Adapter, &InputSpec, usize)> = None;
     for adapter in candidates {
         let spec = &adapter.spec;
         for layout in layouts(spec) {
-            if !origin.fits(&layout.extensions) {
-                continue;
-            }
-            let joined_records;
-            let records: Vec<&Json> = match format_of(layout, origin) {
-                InputFormat::Tree => continue,
-                InputFormat::Sqlite => {
-                    let Origin::File(path) = origin else {
-                        if sqlite {
-                            database.get_or_insert_with(|| {
-                                "an SQLite database is read from its file, not from a stream"
-                                    .to_owned()
-                            });
-                        }
-                        continue;
-                    };
-                    if !sqlite {
-                        if !layout.extensions.is_empty() {
-                            database.get_or_insert_with(|| {
-                                "not an SQLite database (its first bytes are not the SQLite \
-                                 header), though its name says it is one"
-                                    .to_owned()
-                            });
-                        }
-                        continue;
-                    }
-                    joined_records =
-                        match joined::read(path, layout, None, None, &|r| r, &mut Vec::new()) {
-                            Ok(j) => j.records,
-                            Err(e) => {
-                                database = Some(format!(
-                                    "an SQLite database the {} adapter cannot read: {e}",
-                                    spec.label
-                                ));
-                                Vec::new()
-                            }
-                        };
-                    recognised(set, joined_records.iter()).collect()
-                }
-                InputFormat::Jsonl => {
-                    if head.is_none() {
-                        let (records, note) = first_records(origin, set)?;
-                        head = Some(records);
-                        unread = note;
-                    }
-                    head.iter().flatten().collect()
-                }
-                InputFormat::Json => {
-                    if whole.is_none() {
-                        whole = document_of(origin);
-                    }
-                    let at = layout.records_at.as_deref().unwrap_or("");
-                    match whole.as_ref().and_then(|d| d.pointer(at)) {
-                        Some(Json::Array(a)) => recognised(set, a.iter()).collect(),
-                        _ => Vec::new(),
-                    }
-                }
-            };
-            let score = records
+            let score = probe
+                .records(spec, layout)?
                 .iter()
                 .filter(|r| spec.detect.iter().any(|c| detect_holds(c, r)))
                 .count();
@@ -121,23 +58,130 @@ pub(super) fn detect_layout<'a>(
             }
         }
     }
-    if let Some((a, l, _)) = best {
-        return Ok((a, l));
+    match best {
+        Some((a, l, _)) => Ok((a, l)),
+        None => Err(probe.failure()),
     }
-    let path = origin.path();
-    if origin.is_empty() {
-        return Err(InputError::Empty { path });
+}
+
+/// What detection has read of one input, kept across the layouts it tries, and why a layout
+/// could not read it.
+struct Probe<'o, 's> {
+    origin: Origin<'o>,
+    set: &'s AdapterSet,
+    sqlite: bool,
+    /// The first records of the input read as JSONL that some adapter recognises.
+    head: Option<Vec<Json>>,
+    /// Why the first lines gave no record, when a line was too long to read.
+    unread: Option<String>,
+    /// The input read as one JSON document, when it is one.
+    whole: Option<Option<Json>>,
+    /// The records of the last database layout read.
+    joined: Vec<Json>,
+    /// Why a database layout could not read the input, for the message when nothing fits.
+    database: Option<String>,
+}
+
+impl<'o, 's> Probe<'o, 's> {
+    fn new(origin: Origin<'o>, set: &'s AdapterSet) -> Self {
+        Self {
+            origin,
+            set,
+            sqlite: origin.is_sqlite(),
+            head: None,
+            unread: None,
+            whole: None,
+            joined: Vec::new(),
+            database: None,
+        }
     }
-    if let Some(reason) = database {
-        return Err(InputError::Database { path, reason });
+
+    /// The records some adapter recognises (at most [`DETECT_RECORDS`]) of the input read by
+    /// `spec`'s `layout`; none when the layout does not fit it.
+    fn records(
+        &mut self,
+        spec: &AdapterSpec,
+        layout: &InputSpec,
+    ) -> Result<Vec<&Json>, InputError> {
+        if !self.origin.fits(&layout.extensions) {
+            return Ok(Vec::new());
+        }
+        Ok(match format_of(layout, self.origin) {
+            InputFormat::Tree => Vec::new(),
+            InputFormat::Sqlite => {
+                self.joined = self.database_records(spec, layout);
+                recognised(self.set, self.joined.iter()).collect()
+            }
+            InputFormat::Jsonl => {
+                if self.head.is_none() {
+                    let (records, note) = first_records(self.origin, self.set)?;
+                    self.head = Some(records);
+                    self.unread = note;
+                }
+                self.head.iter().flatten().collect()
+            }
+            InputFormat::Json => {
+                let origin = self.origin;
+                let whole = self.whole.get_or_insert_with(|| document_of(origin));
+                let at = layout.records_at.as_deref().unwrap_or("");
+                match whole.as_ref().and_then(|d| d.pointer(at)) {
+                    Some(Json::Array(a)) => recognised(self.set, a.iter()).collect(),
+                    _ => Vec::new(),
+                }
+            }
+        })
     }
-    if let (Some(reason), true) = (unread, head.as_ref().is_none_or(Vec::is_empty)) {
-        return Err(InputError::Nothing { path, reason });
+
+    /// The records a database layout joins from the input, when it is a database file.
+    fn database_records(&mut self, spec: &AdapterSpec, layout: &InputSpec) -> Vec<Json> {
+        let Origin::File(path) = self.origin else {
+            if self.sqlite {
+                self.database.get_or_insert_with(|| {
+                    "an SQLite database is read from its file, not from a stream".to_owned()
+                });
+            }
+            return Vec::new();
+        };
+        if !self.sqlite {
+            if !layout.extensions.is_empty() {
+                self.database.get_or_insert_with(|| {
+                    "not an SQLite database (its first bytes are not the SQLite header), though \
+                     its name says it is one"
+                        .to_owned()
+                });
+            }
+            return Vec::new();
+        }
+        match joined::read(path, layout, None, None, &|r| r, &mut Vec::new()) {
+            Ok(j) => j.records,
+            Err(e) => {
+                self.database = Some(format!(
+                    "an SQLite database the {} adapter cannot read: {e}",
+                    spec.label
+                ));
+                Vec::new()
+            }
+        }
     }
-    Err(InputError::Unrecognised {
-        path,
-        known: set.names().join(", "),
-    })
+
+    /// Why no layout read the input: it is empty, a database no adapter can read, only lines
+    /// too long to read, or records no adapter recognises.
+    fn failure(self) -> InputError {
+        let path = self.origin.path();
+        if self.origin.is_empty() {
+            return InputError::Empty { path };
+        }
+        if let Some(reason) = self.database {
+            return InputError::Database { path, reason };
+        }
+        if let (Some(reason), true) = (self.unread, self.head.as_ref().is_none_or(Vec::is_empty)) {
+            return InputError::Nothing { path, reason };
+        }
+        InputError::Unrecognised {
+            path,
+            known: self.set.names().join(", "),
+        }
+    }
 }
 
 /// The input read as one JSON document, when it is one no larger than [`MAX_DOCUMENT`].
