@@ -151,7 +151,8 @@ pub struct Tokens {
     pub output: u64,
 }
 
-/// Totals over the main session (subagents counted apart).
+/// Totals over the kept turns: their response statuses, and the statuses of every tool call they
+/// hold, subagents' calls included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Summary {
     /// Number of turns.

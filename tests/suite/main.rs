@@ -17,6 +17,7 @@ mod glance; // failure lines, unknown reasons, durations and turn endings, from 
 mod golden; // the notebook's <main> of each fixture, pinned with insta
 mod hostile; // hostile and broken input: no panic, no planted secret in any output
 mod html; // the notebook: self-contained, offline, escaped, linkable
+mod imports; // the intended imports of ARCHITECTURE.md hold in the source
 mod index; // the batch index: search, filters and the failure summary over generated sessions
 mod install; // completions, manual pages, colour, --open, and list saying where it looked
 mod opencode; // OpenCode in every native layout: export, run output, storage tree, opencode.db
