@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::assets::{DECODER, INDEX_CSP, INDEX_CSS, INDEX_JS};
 use super::safe::SafeHtml;
-use crate::events::ToolStatus;
+use crate::report::model::ToolStatus;
 use crate::report::model::{Report, StepView, TurnView};
 use crate::report::row::SessionRow;
 
