@@ -9,6 +9,7 @@
 
 mod assets;
 pub mod embed;
+mod filters;
 pub mod gfm;
 pub mod highlight;
 mod index;

@@ -3,6 +3,7 @@
 
 use askama::Template;
 
+use super::filters;
 use super::overview::Overview;
 use super::safe::SafeHtml;
 use super::toc::TocStored;
@@ -50,23 +51,6 @@ pub(super) struct PageTemplate<'a> {
 impl PageTemplate<'_> {
     fn kinds(&self) -> &'static [&'static str] {
         ToolKind::NAMES
-    }
-
-    fn num(&self, n: &u64) -> String {
-        let digits = n.to_string();
-        let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-        for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        out
-    }
-
-    /// A time as read without scripts, `2026-01-23 14:21:43 UTC`.
-    fn when(&self, ts: &str) -> String {
-        super::turns::when(ts)
     }
 
     /// The session's tool calls with this status.

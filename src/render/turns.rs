@@ -5,13 +5,11 @@ use askama::Template;
 use rayon::prelude::*;
 use std::sync::LazyLock;
 
+use super::filters;
 use super::highlight::{self, Highlighted, Highlighter, Language};
-use super::markdown;
 use super::safe::SafeHtml;
-use crate::report::glance;
 use crate::report::model::{StepView, SubagentView, ToolCallView, TurnView};
 use crate::report::model::{TodoState, ToolKind, ToolStatus};
-use crate::report::row::first_line;
 
 /// Output longer than this many lines is split: the rest sits in a closed fold.
 const OUTPUT_HEAD_LINES: usize = 80;
@@ -45,7 +43,7 @@ fn clean_terminal(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// Renders the turns of a page or of a subagent; the helpers their templates call.
+/// Renders the turns of a page or of a subagent.
 pub(super) struct TurnsTemplate<'a> {
     /// Shared by the whole page, so a text is highlighted once.
     pub(super) hl: &'a Highlighter,
@@ -55,31 +53,17 @@ pub(super) struct TurnsTemplate<'a> {
 #[derive(Template)]
 #[template(path = "partials/turn.html")]
 struct TurnTemplate<'a> {
-    page: &'a TurnsTemplate<'a>,
+    hl: &'a Highlighter,
     turn: &'a TurnView,
     steps: SafeHtml,
 }
 
-impl<'a> std::ops::Deref for TurnTemplate<'a> {
-    type Target = TurnsTemplate<'a>;
-    fn deref(&self) -> &Self::Target {
-        self.page
-    }
-}
-
-/// The process steps of one turn; the helpers of [`TurnsTemplate`] serve it.
+/// The process steps of one turn (its tool calls through `partials/tool.html`).
 #[derive(Template)]
 #[template(path = "partials/steps.html")]
 struct StepsTemplate<'a> {
-    page: &'a TurnsTemplate<'a>,
+    hl: &'a Highlighter,
     turn: &'a TurnView,
-}
-
-impl<'a> std::ops::Deref for StepsTemplate<'a> {
-    type Target = TurnsTemplate<'a>;
-    fn deref(&self) -> &Self::Target {
-        self.page
-    }
 }
 
 #[derive(Template)]
@@ -208,36 +192,20 @@ impl TurnsTemplate<'_> {
         if turn.steps.is_empty() {
             return Ok(String::new());
         }
-        StepsTemplate { page: self, turn }.render()
+        StepsTemplate { hl: self.hl, turn }.render()
     }
 
     pub(super) fn turn_html(&self, turn: &TurnView, steps: String) -> askama::Result<String> {
         TurnTemplate {
-            page: self,
+            hl: self.hl,
             turn,
             steps: SafeHtml::rendered(steps),
         }
         .render()
     }
+}
 
-    fn md(&self, text: &str) -> SafeHtml {
-        markdown::render_with(text, self.hl)
-    }
-
-    /// A shell command, highlighted as shell.
-    fn shell(&self, cmd: &str) -> SafeHtml {
-        match Language::shell().and_then(|l| self.hl.code(cmd, l)) {
-            Some(h) => SafeHtml::from(&*h),
-            None => highlight::plain_html(cmd),
-        }
-    }
-
-    /// A retained patch: line classes, and the code highlighted by the edited file's language.
-    fn patch_html(&self, call: &ToolCallView, patch: &str) -> SafeHtml {
-        let lang = call.paths.first().and_then(|p| Language::from_path(p));
-        SafeHtml::from(&*self.hl.diff(patch, lang))
-    }
-
+impl StepsTemplate<'_> {
     fn blocks<'t>(&self, turn: &'t TurnView) -> Vec<Block<'t>> {
         let mut out: Vec<Block<'t>> = Vec::new();
         for step in &turn.steps {
@@ -258,25 +226,6 @@ impl TurnsTemplate<'_> {
         )
     }
 
-    fn group_summary(&self, calls: &[&ToolCallView]) -> String {
-        let mut names: Vec<&str> = Vec::new();
-        for c in calls {
-            if names.last() != Some(&c.name.as_str()) {
-                names.push(&c.name);
-            }
-        }
-        let mut listed = names
-            .iter()
-            .take(6)
-            .copied()
-            .collect::<Vec<_>>()
-            .join(" → ");
-        if names.len() > 6 {
-            listed.push_str(" → …");
-        }
-        format!("{} tool calls: {listed}", calls.len())
-    }
-
     /// The group's calls that are not ok, by status: `[("error", 2), ("unknown", 1)]`.
     fn group_status(&self, calls: &[&ToolCallView]) -> Vec<(&'static str, usize)> {
         let count = |s: ToolStatus| calls.iter().filter(|c| c.status == s).count();
@@ -287,52 +236,6 @@ impl TurnsTemplate<'_> {
             .collect()
     }
 
-    fn process_summary(&self, turn: &TurnView) -> String {
-        let c = &turn.counts;
-        let mut parts = vec![plural(c.process_events, "event")];
-        if c.intermediate_responses > 0 {
-            parts.push(plural(c.intermediate_responses, "message"));
-        }
-        if c.tool_calls > 0 {
-            parts.push(plural(c.tool_calls, "tool call"));
-        }
-        // What someone said into the running turn is named here, so a closed process does
-        // not hide it.
-        let (typed, notices) = turn.steps.iter().fold((0, 0), |(u, n), s| match s {
-            StepView::UserMessage(_) => (u + 1, n),
-            StepView::Notice(_) => (u, n + 1),
-            _ => (u, n),
-        });
-        if typed > 0 {
-            parts.push(plural(typed, "user message"));
-        }
-        if notices > 0 {
-            parts.push(plural(notices, "notice"));
-        }
-        parts.join(" · ")
-    }
-
-    /// What a call is about: its command, else its first path, else the label its adapter
-    /// read from the arguments.
-    fn call_label(&self, call: &ToolCallView) -> String {
-        if let Some(cmd) = &call.command {
-            return first_line(cmd, 120);
-        }
-        if let Some(p) = call.paths.first() {
-            return p.clone();
-        }
-        call.label
-            .as_deref()
-            .map(|l| first_line(l, 120))
-            .unwrap_or_default()
-    }
-
-    fn input_json(&self, call: &ToolCallView) -> String {
-        serde_json::to_string_pretty(&call.input).unwrap_or_default()
-    }
-
-    /// The call's output, split into what is shown and what sits behind a fold. A successful
-    /// read of a file in a known language is highlighted as a whole, then split between lines.
     fn output(&self, call: &ToolCallView, text: &str) -> Output {
         let text = clean_terminal(text);
         let kind = call.kind;
@@ -387,26 +290,9 @@ impl TurnsTemplate<'_> {
             rest_bytes: rest.len(),
         }
     }
+}
 
-    fn size(&self, bytes: &usize) -> String {
-        human_size(*bytes)
-    }
-
-    fn duration(&self, ms: &u64) -> String {
-        duration(*ms)
-    }
-
-    /// A time as read without scripts: `2026-01-23 14:21:43 UTC` (the script shows it in the
-    /// reader's zone).
-    fn when(&self, ts: &str) -> String {
-        when(ts)
-    }
-
-    /// The time of day only, for the steps of a turn whose heading holds the date.
-    fn clock(&self, ts: &str) -> String {
-        glance::clock(ts).unwrap_or_else(|| ts.to_owned())
-    }
-
+impl TurnTemplate<'_> {
     /// The text of the assistant message with anchor `id` in the turn.
     fn step_text<'t>(&self, turn: &'t TurnView, id: &str) -> Option<&'t str> {
         turn.steps.iter().find_map(|s| match s {
@@ -507,7 +393,7 @@ pub(super) fn when(ts: &str) -> String {
     }
 }
 
-fn plural(n: usize, word: &str) -> String {
+pub(super) fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("1 {word}")
     } else {
