@@ -2,6 +2,7 @@
 
 mod adapters; // user adapters: adding, replacing, rejecting
 mod browser; // real headless Chromium: the page as a reader opens it
+mod ci_example; // examples/ci's workflow run step by step on each harness's headless output
 mod claude; // Claude Code 2.1.332: notices, mid-turn messages, background work, runs, layouts
 mod cli; // the binary: commands, output files, exit codes, bad input
 mod codex; // Codex CLI 0.171: exec runs as turns, bookkeeping, failure texts, multi-agent v2
