@@ -106,9 +106,15 @@
   }
   // The stored block that holds element `id` when it is not in the document yet: its turn's
   // block, or the block of its turn's steps.
+  // A stub's line for a stored turn carries the turn's id, so links land with scripts off:
+  // an element inside a stub is not the turn.
+  function placed(id) {
+    var el = $(id);
+    return el && !el.closest("section.turn.stored") ? el : null;
+  }
   function blockFor(id) {
-    if ($(id)) return null;
-    var name = id.split("-")[0], turn = $(name), ol = turn && turn.querySelector("ol.steps.lazy");
+    if (placed(id)) return null;
+    var name = id.split("-")[0], turn = placed(name), ol = turn && turn.querySelector("ol.steps.lazy");
     var b = turn ? ol && ol.getAttribute("data-block") : blockOf[name];
     return b && b in stored ? b : null;
   }

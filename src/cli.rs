@@ -101,7 +101,7 @@ pub struct RenderArgs {
     /// out of the file, not hidden).
     #[arg(long, value_enum, default_value_t = View::Full)]
     pub view: View,
-    /// Write every turn as HTML. By default, turns past the first 512 KiB of HTML are stored
+    /// Write every turn as HTML. By default, turns past the first 1.5 MiB of HTML are stored
     /// compressed in the page and shown by its script, so a large session's notebook opens
     /// fast; with this flag the whole page reads with JavaScript off, however large.
     #[arg(long, alias = "inline-steps")]

@@ -343,3 +343,46 @@ fn place_stored(page: &str) -> anyhow::Result<String> {
     }
     Ok(page)
 }
+
+/// With JavaScript off a stored block's stub is a list a reader can use: one anchored line per
+/// stored turn, with its prompt, response status and failed calls, so the turn list's links
+/// and deep links to a stored turn land.
+#[test]
+fn a_stored_block_lists_its_turns_as_anchored_lines() -> anyhow::Result<()> {
+    use tracebook::render::{self, Storage};
+    let sample =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
+    let report = report(&sample)?;
+    let page = render::notebook(
+        report.clone(),
+        Storage::Budget {
+            inline: 0,
+            block: 1 << 20,
+        },
+        tracebook::privacy::secrets::backstop,
+    )?
+    .html();
+    let stub = regex::Regex::new(r#"(?s)<section class="turn stored"[^>]*>(.*?)</section>"#)?;
+    let stubs: String = stub.captures_iter(&page).map(|c| c[1].to_owned()).collect();
+    for t in &report.turns[1..] {
+        let line = regex::Regex::new(&format!(
+            r#"<li id="{}"><a href="\#{}">Turn {}</a> [^<]*<span class="badge {}">"#,
+            t.id,
+            t.id,
+            t.number,
+            t.response_status.as_str()
+        ))?;
+        assert!(
+            line.is_match(&stubs),
+            "turn {} has no line: {stubs}",
+            t.number
+        );
+        if t.counts.error > 0 {
+            assert!(stubs.contains(&format!(
+                "<span class=\"status error\">{} error</span>",
+                t.counts.error
+            )));
+        }
+    }
+    Ok(())
+}
