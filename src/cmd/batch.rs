@@ -298,12 +298,15 @@ fn try_render(
     Ok((row, Some(file.to_owned())))
 }
 
-/// `render --all -o DIR`.
-pub fn render_all(
-    args: &RenderArgs,
-    set: &AdapterSet,
-    sel: &TurnSelection,
-) -> anyhow::Result<Exit> {
+/// `render --all -o DIR`: every listed session.
+pub fn run(args: &RenderArgs) -> anyhow::Result<Exit> {
+    super::render::refuse_open_of_stdout(args)?;
+    let set = AdapterSet::load(args.adapters.as_deref())?;
+    render_all(args, &set, &args.select.selection())
+}
+
+/// Renders every session the filter lists into `-o DIR`, with the manifest and the index.
+fn render_all(args: &RenderArgs, set: &AdapterSet, sel: &TurnSelection) -> anyhow::Result<Exit> {
     if args.format != Format::Html {
         anyhow::bail!(
             "--all writes HTML notebooks and an index; --format json and md are for one session"

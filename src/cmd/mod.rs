@@ -40,6 +40,7 @@ impl Exit {
 /// Runs one command.
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
+        Command::Render(args) if args.pick.all => batch::run(&args),
         Command::Render(args) => render::run(&args),
         Command::Adapters { action } => adapters::run(action),
         Command::List(args) => list::run(&args),

@@ -1,29 +1,24 @@
 //! `tracebook render`: one session through the pipeline, its turn selection, the notebook or
 //! the JSON report, the final secret scan over exactly what is written, and the write.
-//! `--all` is [`super::batch`].
+//! `--all` is [`super::batch`], which renders each session with [`render_session`].
 
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 
 use crate::adapters::AdapterSet;
 use crate::cli::{Format, RenderArgs};
-use crate::cmd::{Exit, batch, list};
+use crate::cmd::{Exit, list};
 use crate::console::{self, Console};
 use crate::pipeline::{self, stage};
 use crate::render::{self, Notebook};
 use crate::report::model::{Report, Storage, View};
 use crate::{privacy, report};
 
-/// Renders one session, or every listed one with `--all`.
+/// Renders one session (`--all` is [`super::batch::run`]).
 pub fn run(args: &RenderArgs) -> anyhow::Result<Exit> {
-    if args.open && args.output.as_deref().is_some_and(|o| o.as_os_str() == "-") {
-        anyhow::bail!("--open needs a file to open; -o - writes to standard output");
-    }
+    refuse_open_of_stdout(args)?;
     let set = AdapterSet::load(args.adapters.as_deref())?;
     let selection = args.select.selection();
-    if args.pick.all {
-        return batch::render_all(args, &set, &selection);
-    }
     let console = Console::new(args.quiet, args.strict);
     let generated_at = pipeline::generated_at();
     let picked = match &args.pick.session {
@@ -255,4 +250,12 @@ fn output_path(args: &RenderArgs, input: &Path) -> PathBuf {
         Format::Md => "md",
     };
     PathBuf::from(format!("{stem}.{ext}"))
+}
+
+/// `--open` needs a file: refused when the notebook goes to standard output.
+pub(super) fn refuse_open_of_stdout(args: &RenderArgs) -> anyhow::Result<()> {
+    if args.open && args.output.as_deref().is_some_and(|o| o.as_os_str() == "-") {
+        anyhow::bail!("--open needs a file to open; -o - writes to standard output");
+    }
+    Ok(())
 }

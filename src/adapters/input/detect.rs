@@ -387,7 +387,7 @@ pub(super) fn tree_lookalike<'a>(dir: &Path, set: &'a AdapterSet) -> Option<&'a 
 /// With `--harness`, the layout whose extension (or, for SQLite, header) fits the file.
 pub(super) fn forced_layout<'a>(path: &Path, adapter: &'a Adapter) -> &'a InputSpec {
     let ext = extension(path);
-    let sqlite = joined::is_sqlite(path);
+    let sqlite = super::open::is_sqlite(path);
     layouts(&adapter.spec)
         .find(|l| {
             (l.format == InputFormat::Sqlite) == sqlite

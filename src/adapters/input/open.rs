@@ -62,7 +62,7 @@ impl<'a> Origin<'a> {
     /// Whether it starts with the SQLite header.
     pub(super) fn is_sqlite(self) -> bool {
         match self {
-            Origin::File(path) => super::joined::is_sqlite(path),
+            Origin::File(path) => is_sqlite(path),
             Origin::Stream(bytes) => bytes.starts_with(b"SQLite format 3\0"),
         }
     }
@@ -184,6 +184,16 @@ fn open(path: &Path) -> std::io::Result<Opened<'static>> {
             cut: None,
         })
     }
+}
+
+/// Whether a file starts with the SQLite header (a joined input read as a database).
+pub(super) fn is_sqlite(path: &Path) -> bool {
+    use std::io::Read as _;
+    let mut head = [0u8; 16];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && &head == b"SQLite format 3\0"
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@
 use serde_json::Value as Json;
 use std::collections::{HashMap, HashSet};
 
-use super::detect::detect_holds;
 use crate::adapters::interpret::{Draft, Interpreter};
 use crate::adapters::spec::{AdapterSpec, Pointer, ReplaySpec};
 
@@ -127,7 +126,11 @@ impl<'s> JoinedRecord<'s> {
     pub(super) fn of(spec: &'s AdapterSpec, rec: Json, detect: bool) -> Self {
         Self {
             links: links(spec, &rec),
-            recognised: detect && spec.detect.iter().any(|c| detect_holds(c, &rec)),
+            recognised: detect
+                && spec
+                    .detect
+                    .iter()
+                    .any(|c| crate::adapters::interpret::condition_holds(c, &rec)),
             draft: Draft::of(spec, 0, &rec),
         }
     }

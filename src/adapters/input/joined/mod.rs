@@ -21,7 +21,6 @@ use crate::adapters::spec::{InputFormat, InputSpec, JoinLevel, JoinSpec};
 use crate::warning::Warning;
 
 use sql::Sql;
-pub(crate) use sql::is_sqlite;
 use tree::Tree;
 pub(crate) use tree::tree_root;
 

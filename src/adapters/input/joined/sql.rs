@@ -11,16 +11,6 @@ use crate::adapters::needs::Needs;
 use crate::adapters::spec::JoinLevel;
 use crate::warning::Warning;
 
-/// Whether a file starts with the SQLite header.
-pub(crate) fn is_sqlite(path: &Path) -> bool {
-    use std::io::Read as _;
-    let mut head = [0u8; 16];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok()
-        && &head == b"SQLite format 3\0"
-}
-
 /// What reading one database may cost. A database is untrusted input: a table can be a view
 /// over an endless recursive query, or hold millions of rows.
 #[derive(Debug, Clone, Copy)]
