@@ -42,7 +42,12 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
             Ok(_) => {}
             Err(e) => {
                 failed += 1;
-                console.warn(&format!("{}: skipped: {e}", found.harness));
+                // Named as `render --all` names a session it could not read.
+                console.error(&format!(
+                    "{} {}: {e}",
+                    found.harness,
+                    crate::adapters::pattern::display_name(&found.path)
+                ));
             }
         }
     }
