@@ -150,7 +150,7 @@ fn rerender_keeps_the_conversation_view_and_inline_storage() -> anyhow::Result<(
     assert_eq!(embedded(&again)?["view"], "conversation");
 
     let log = dir.path().join("long.jsonl");
-    fs::write(&log, long_session(80))?;
+    fs::write(&log, long_session(200))?;
     let stored = stdout_of(tracebook().arg("render").arg(&log).args(["-o", "-"]))?;
     assert!(
         stored.contains("class=\"stored\""),
