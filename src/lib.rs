@@ -29,10 +29,11 @@
 //! - Events keep their observed source order; presentation may fold adjacent tool calls only.
 //! - An assistant message is a turn's response only if it is the turn's final retained event.
 //! - Outcomes say only what the log retained; nothing is read from a worktree.
-//! - Only the commands in [`cmd`] write output, through [`console`] (and `adapters dump`
-//!   through [`adapters::dump`]). Logs are read by [`adapters::input`], found by [`catalog`];
-//!   a user's adapters folder is read by [`adapters`]; who the user is (host name, git and
-//!   account names) is learned by [`privacy::identity`]. Nothing else touches the filesystem.
+//! - Only the commands in [`cmd`] write files, through [`console`] (and `adapters dump`
+//!   through [`adapters::dump`]). Logs are read by [`adapters::input`] and found by
+//!   [`catalog`]; a user's adapters folder is read by [`adapters`]; who the user is (host name,
+//!   git and account names) is learned by [`privacy::identity`]; [`memory`] reads the
+//!   process's own size. Every other module takes values and returns values.
 
 pub mod adapters;
 pub mod catalog;
