@@ -33,6 +33,7 @@
         seen.forEach(function (e) { if (e.isIntersecting) open(e.target.getAttribute("data-block")); });
       }, { rootMargin: "1500px 0px" });
     }
+    hold(doc);
     all("section.turn.stored").forEach(function (s) {
       s.getAttribute("data-turns").split(" ").forEach(function (t) { blockOf[t] = s.getAttribute("data-block"); });
     });
@@ -41,8 +42,18 @@
     if (watcher) all("section.turn.stored, ol.toc-stored").forEach(function (s) { watcher.observe(s); });
   }
   function storedIds() { return Object.keys(stored); }
-  // Where a block stands in the document now: its stubs, or its steps' placeholder.
-  function holders(id) { return all('[data-block="' + id + '"]'); }
+  // Where a block stands in the document now: its stubs, or its steps' placeholder. Kept by
+  // id as they enter the document, so finding them costs nothing on a page of 400k nodes.
+  var holding = {};
+  function hold(scope) {
+    all("[data-block]", scope).forEach(function (h) {
+      var id = h.getAttribute("data-block");
+      (holding[id] = holding[id] || []).push(h);
+    });
+  }
+  function holders(id) {
+    return (holding[id] || []).filter(function (h) { return h.isConnected; });
+  }
   // A block's HTML; throws when its data is damaged.
   function inflate(id) {
     var bin = atob(stored[id].content.textContent.trim()), bytes = new Uint8Array(bin.length);
@@ -61,11 +72,13 @@
     var t = doc.createElement("template");
     t.innerHTML = html;
     localTimes(t.content);
+    hold(t.content);
     at[0].parentNode.insertBefore(t.content, at[0]);
     at.forEach(function (h) {
       if (watcher) watcher.unobserve(h);
       h.parentNode.removeChild(h);
     });
+    delete holding[id];
   }
   // Decodes and places a block, after the block that holds its placeholder.
   function open(id) {
@@ -87,22 +100,63 @@
       });
     } while (storedIds().length && storedIds().length < before);
   }
-  function openWhere(test) {
-    return Promise.all(storedIds().map(function (id) {
-      return test(id) ? open(id) : null;
-    }));
+  // Work over many stored blocks runs a slice at a time, each in a task of its own (about
+  // 40 ms of work), so a large page keeps answering: the count line shows how far it got, and
+  // Esc or a newer search or filter stops it. Resolves true when every item was done.
+  var job = 0;
+  function sliced(items, step, label) {
+    var mine = ++job, i = 0, count = $("q-count");
+    return new Promise(function (done) {
+      function next() {
+        if (mine !== job) { done(false); return; }
+        var start = Date.now();
+        while (i < items.length && Date.now() - start < 40) step(items[i++]);
+        if (i < items.length) {
+          if (count) count.textContent = label + " " + i + " of " + items.length + " steps… (Esc stops)";
+          setTimeout(next, 0);
+        } else done(true);
+      }
+      next();
+    });
+  }
+  function stopWork() {
+    var was = job;
+    job++;
+    var count = $("q-count");
+    if (count && /steps… \(Esc/.test(count.textContent) && was) count.textContent = "stopped";
+  }
+  // A block's HTML, decoded once and kept until placed; "" when its data is damaged.
+  var html = {};
+  function htmlOf(id) {
+    if (html[id] === undefined) { try { html[id] = inflate(id); } catch (e) { html[id] = ""; } }
+    return html[id];
+  }
+  // Sliced work that places blocks: each block decoded in one step and placed in the next.
+  function placing(ids) {
+    var steps = [];
+    ids.forEach(function (id) {
+      steps.push(function () { htmlOf(id); });
+      steps.push(function () { placeNow(id); });
+    });
+    return steps;
+  }
+  function run(step) { step(); }
+  // Places a block now (after the block holding its placeholder), for sliced work.
+  function placeNow(id) {
+    if (parents[id] in stored) placeNow(parents[id]);
+    if (!(id in stored)) return;
+    var h = htmlOf(id);
+    delete html[id];
+    if (h) place(id, h);
   }
   // The plain text of every stored block, decoded once, for search.
   function storedTexts() {
-    if (!window.fzstd) return Promise.resolve();
-    return Promise.all(storedIds().map(function (id) {
-      if (texts[id] !== undefined) return null;
-      return decode(id).then(function (html) {
-        var t = doc.createElement("template");
-        t.innerHTML = html;
-        texts[id] = t.content.textContent.toLowerCase();
-      });
-    }));
+    if (!window.fzstd) return Promise.resolve(true);
+    return sliced(storedIds().filter(function (id) { return texts[id] === undefined; }), function (id) {
+      var t = doc.createElement("template");
+      t.innerHTML = htmlOf(id);
+      texts[id] = t.content.textContent.toLowerCase();
+    }, "searching");
   }
   // The stored block that holds element `id` when it is not in the document yet: its turn's
   // block, or the block of its turn's steps.
@@ -241,9 +295,10 @@
       // Open the stored turns that hold the text, then search the page.
       var mine = ++searching;
       count.textContent = "searching stored turns…";
-      storedTexts().then(function () {
-        return openWhere(function (id) { return texts[id].indexOf(q) >= 0; });
-      }).then(function () { if (mine === searching) searchPage(q); });
+      storedTexts().then(function (all) {
+        if (!all || mine !== searching) return false;
+        return sliced(placing(storedIds().filter(function (id) { return texts[id] && texts[id].indexOf(q) >= 0; })), run, "opening");
+      }).then(function (all) { if (all && mine === searching) searchPage(q); });
       return;
     }
     searchPage(q);
@@ -279,11 +334,12 @@
         return !value || (" " + h.getAttribute(attr) + " ").indexOf(" " + value + " ") >= 0;
       };
       var before = storedIds().length;
-      openWhere(function (id) {
+      sliced(placing(storedIds().filter(function (id) {
         return holders(id).some(function (h) {
           return has(h, "data-statuses", status) && has(h, "data-kinds", kind);
         });
-      }).then(function () {
+      })), run, "filtering").then(function (all) {
+        if (!all) return;
         if (storedIds().length < before) applyFilters(); else filterPage();
       });
       return;
@@ -297,8 +353,8 @@
     var active = !!(status || kind);
     doc.body.classList.toggle("filtering", active);
     all(".shown").forEach(function (e) { e.classList.remove("shown"); });
-    if (!active) return;
-    all("#notebook .step").forEach(function (s) {
+    if (!active) return Promise.resolve(true);
+    return sliced(all("#notebook .step"), function (s) {
       var ok = (!kind || s.getAttribute("data-kind") === kind) &&
         (!status || s.getAttribute("data-status") === status);
       if (!ok) return;
@@ -308,6 +364,9 @@
         if (p.classList.contains("turn") || p.classList.contains("tool-group") ||
             p.classList.contains("step") || p.classList.contains("subagent-wrap")) p.classList.add("shown");
       }
+    }, "filtering").then(function (all) {
+      if (all) $("q-count").textContent = "";
+      return all;
     });
   }
 
@@ -389,7 +448,8 @@
     if (q) {
       q.addEventListener("input", function () {
         clearTimeout(timer);
-        timer = setTimeout(function () { search(q.value); }, 200);
+        // The search a pause in typing starts counts as run: Enter then moves to the next match.
+        timer = setTimeout(function () { search(q.value); q.setAttribute("data-searched", q.value); }, 200);
       });
       q.addEventListener("keydown", function (e) {
         if (e.key === "Enter") {
@@ -397,7 +457,7 @@
           clearTimeout(timer);
           if (!hits.length || q.getAttribute("data-searched") !== q.value) { search(q.value); q.setAttribute("data-searched", q.value); }
           else go(current + (e.shiftKey ? -1 : 1));
-        } else if (e.key === "Escape") { q.blur(); }
+        } else if (e.key === "Escape") { stopWork(); q.blur(); }
       });
       $("q-next").addEventListener("click", function () { go(current + 1); });
       $("q-prev").addEventListener("click", function () { go(current - 1); });
@@ -410,7 +470,8 @@
       if (e.ctrlKey || e.metaKey || e.altKey) return;
       var tag = e.target && e.target.tagName;
       if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
-      if (e.key === "j") { e.preventDefault(); turnStep(1); }
+      if (e.key === "Escape") stopWork();
+      else if (e.key === "j") { e.preventDefault(); turnStep(1); }
       else if (e.key === "k") { e.preventDefault(); turnStep(-1); }
       else if (e.key === "/" && q) { e.preventDefault(); q.focus(); q.select(); }
     });
