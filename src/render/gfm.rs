@@ -430,7 +430,7 @@ fn calls(steps: &[StepView]) -> Vec<&ToolCallView> {
         .collect()
 }
 
-/// A call's name and what it ran or named.
+/// A call's name and what it ran, named or is labelled by (as the notebook's call line).
 fn call_words(c: &ToolCallView) -> String {
     let name = if c.name.is_empty() {
         "*(call not retained)*".to_owned()
@@ -442,6 +442,7 @@ fn call_words(c: &ToolCallView) -> String {
         .as_deref()
         .map(first_line)
         .or_else(|| c.paths.first().cloned())
+        .or_else(|| c.label.as_deref().map(first_line))
         .filter(|a| !a.is_empty());
     match arg {
         Some(a) => format!("{name} {}", code(&a)),
