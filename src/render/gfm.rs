@@ -5,11 +5,12 @@
 //! with their first output line, response, outcome), the process in `<details>` folds and
 //! retained patches as `diff` blocks, all within a byte budget ([`markdown`]).
 //!
-//! No text from the log is written as Markdown or HTML. Every such text sits in a code span, or
-//! in a fenced block whose fence is longer than any run of backticks in it, and never inside the
-//! HTML of a fold's summary line (those hold only this module's words). So a log cannot open or
-//! close a tag, end a fold, a fence or a table cell, mention someone or link an issue: GitHub
-//! links neither inside code.
+//! No text from the log is written as Markdown or HTML it brought. Every such text sits in a
+//! code span, or in a fenced block whose fence is longer than any run of backticks in it, and
+//! never inside the HTML of a fold's summary line (those hold only this module's words); a
+//! response is Markdown this module writes again from what it reads in it, each word escaped
+//! (`rewrite`), or else fenced. So a log cannot open or close a tag, end a fold, a fence or a
+//! table cell, mention someone or link an issue: GitHub links neither inside code.
 
 use std::fmt::Write as _;
 
@@ -282,7 +283,7 @@ fn essential(turn: &TurnView, cap: Option<usize>) -> (String, usize) {
     match &turn.response {
         Some(r) => {
             let _ = writeln!(out, "**Response**{}\n", when(&r.timestamp));
-            cut += usize::from(fenced(&mut out, "markdown", &r.text, cap));
+            cut += usize::from(response(&mut out, &r.text, cap));
         }
         None => out.push_str("*No final response retained: incomplete.*\n\n"),
     }
@@ -610,6 +611,274 @@ fn footer(report: &Report, plan: &Plan) -> String {
     out
 }
 
+/// Writes a response, cut to `cap` bytes: as Markdown this module writes again from what
+/// pulldown-cmark reads in it (paragraphs, emphasis, code, lists, headings as bold lines, links
+/// as their text and address in code), every word escaped, and an address, a mention or a
+/// reference in code; a response holding anything else (HTML, a quote, a table, an image) is
+/// written as a fenced block. Whether it was cut.
+fn response(out: &mut String, text: &str, cap: Option<usize>) -> bool {
+    let cleaned = clean(text);
+    let (shown, cut) = match cap {
+        Some(cap) if cleaned.len() > cap => (cut_at(&cleaned, cap), true),
+        _ => (cleaned.as_str(), false),
+    };
+    match rewrite(shown) {
+        Some(md) => {
+            out.push_str(&md);
+            out.push_str("\n\n");
+            if cut {
+                let _ = writeln!(
+                    out,
+                    "*{} more in the notebook.*\n",
+                    size(cleaned.len() - shown.len())
+                );
+            }
+            cut
+        }
+        None => fenced(out, "markdown", text, cap),
+    }
+}
+
+/// The Markdown of [`response`], or `None` when the text holds more than it writes again.
+fn rewrite(text: &str) -> Option<String> {
+    use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+    let mut w = Rewriter::default();
+    let mut code: Option<(String, String)> = None;
+    let mut links: Vec<String> = Vec::new();
+    for event in Parser::new_ext(text, Options::empty()) {
+        if let Some((_, body)) = &mut code {
+            match event {
+                Event::Text(t) => body.push_str(&t),
+                Event::End(TagEnd::CodeBlock) => {
+                    let (info, body) = code.take()?;
+                    w.code_block(&info, &body);
+                }
+                _ => return None,
+            }
+            continue;
+        }
+        match event {
+            Event::Start(Tag::Paragraph) => w.block(),
+            Event::End(TagEnd::Paragraph) => w.end_block(),
+            Event::Start(Tag::Heading { .. }) => {
+                w.block();
+                w.push("**");
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                w.push("**");
+                w.end_block();
+            }
+            Event::Start(Tag::Emphasis) | Event::End(TagEnd::Emphasis) => w.push("*"),
+            Event::Start(Tag::Strong) | Event::End(TagEnd::Strong) => w.push("**"),
+            Event::Code(c) => w.push(&code_span(&c)),
+            Event::Text(t) => w.text(&t),
+            Event::SoftBreak => w.newline(),
+            Event::HardBreak => {
+                w.push("\\");
+                w.newline();
+            }
+            Event::Rule => {
+                w.block();
+                w.push("***");
+                w.end_block();
+            }
+            Event::Start(Tag::CodeBlock(kind)) => {
+                let info = match kind {
+                    CodeBlockKind::Fenced(i) => i
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '_'))
+                        .collect(),
+                    CodeBlockKind::Indented => String::new(),
+                };
+                code = Some((info, String::new()));
+            }
+            Event::Start(Tag::List(first)) => {
+                // A blank line first: an ordered list not starting at 1 cannot interrupt a
+                // paragraph, and would read as its text.
+                if !w.fresh && !w.out.is_empty() && (w.indent.is_empty() || first.unwrap_or(1) != 1)
+                {
+                    while !w.out.ends_with("\n\n") {
+                        w.out.push('\n');
+                    }
+                }
+                w.lists.push(first);
+            }
+            Event::End(TagEnd::List(_)) => {
+                w.lists.pop();
+                w.end_block();
+            }
+            Event::Start(Tag::Item) => w.item(),
+            Event::End(TagEnd::Item) => {
+                w.indent.pop();
+            }
+            Event::Start(Tag::Link { dest_url, .. }) => links.push(dest_url.into_string()),
+            Event::End(TagEnd::Link) => {
+                let url = links.pop()?;
+                if !url.is_empty() {
+                    w.push(" (");
+                    w.push(&code_span(&url));
+                    w.push(")");
+                }
+            }
+            _ => return None,
+        }
+        if w.indent.len() > 8 {
+            return None;
+        }
+    }
+    (code.is_none() && !w.out.trim().is_empty()).then(|| w.out.trim_end().to_owned())
+}
+
+/// Writes Markdown line by line, with the indentation of the list items it is in.
+#[derive(Default)]
+struct Rewriter {
+    out: String,
+    /// The width of each open item's marker.
+    indent: Vec<usize>,
+    /// Each open list: the next number of an ordered one.
+    lists: Vec<Option<u64>>,
+    /// Right after an item's marker: its first block starts on the marker's line.
+    fresh: bool,
+}
+
+impl Rewriter {
+    fn margin(&self) -> String {
+        " ".repeat(self.indent.iter().sum())
+    }
+
+    fn at_line_start(&self) -> bool {
+        self.out.is_empty() || self.out.ends_with('\n') || self.fresh
+    }
+
+    /// A block starts: a blank line before it, unless it opens an item or the text.
+    fn block(&mut self) {
+        if self.fresh {
+            return;
+        }
+        if !self.out.is_empty() {
+            while !self.out.ends_with("\n\n") {
+                self.out.push('\n');
+            }
+        }
+        let m = self.margin();
+        self.out.push_str(&m);
+    }
+
+    fn end_block(&mut self) {
+        if !self.out.ends_with('\n') {
+            self.out.push('\n');
+        }
+    }
+
+    fn newline(&mut self) {
+        self.out.push('\n');
+        let m = self.margin();
+        self.out.push_str(&m);
+    }
+
+    fn push(&mut self, s: &str) {
+        self.fresh = false;
+        self.out.push_str(s);
+    }
+
+    fn item(&mut self) {
+        if !self.out.is_empty() && !self.out.ends_with('\n') {
+            self.out.push('\n');
+        }
+        let marker = match self.lists.last_mut() {
+            Some(Some(n)) => {
+                let m = format!("{n}. ");
+                *n += 1;
+                m
+            }
+            _ => "- ".to_owned(),
+        };
+        let m = self.margin();
+        self.out.push_str(&m);
+        self.out.push_str(&marker);
+        self.indent.push(marker.len());
+        self.fresh = true;
+    }
+
+    /// Words as text: each character that can start Markdown or HTML escaped (and, first on a
+    /// line, those that start a block); a word holding an address, a mention or a reference
+    /// (`://`, `www.`, `@`, `#`) written as code.
+    fn text(&mut self, t: &str) {
+        let mut line_start = self.at_line_start();
+        let t = if line_start { t.trim_start() } else { t };
+        let mut first = true;
+        for word in t.split(' ') {
+            if !first {
+                self.out.push(' ');
+                line_start = false;
+            }
+            first = false;
+            let lower = word.to_lowercase();
+            if lower.contains("://") || lower.contains("www.") || word.contains(['@', '#']) {
+                self.push(&code_span(word));
+                continue;
+            }
+            let mut escaped = String::with_capacity(word.len());
+            for (i, c) in word.char_indices() {
+                // First on a line: a list marker (`-`, `+`, `1.`, `1)`) or a heading underline.
+                let block = line_start
+                    && match c {
+                        '-' | '+' | '=' => i == 0,
+                        '.' | ')' => i > 0 && word[..i].bytes().all(|b| b.is_ascii_digit()),
+                        _ => false,
+                    };
+                if block
+                    || matches!(
+                        c,
+                        '\\' | '`'
+                            | '*'
+                            | '_'
+                            | '['
+                            | ']'
+                            | '<'
+                            | '>'
+                            | '!'
+                            | '&'
+                            | '~'
+                            | '|'
+                            | '$'
+                            | '#'
+                    )
+                {
+                    escaped.push('\\');
+                }
+                escaped.push(c);
+            }
+            self.push(&escaped);
+        }
+    }
+
+    fn code_block(&mut self, info: &str, body: &str) {
+        self.block();
+        let fence = "`".repeat(longest_run(body, '`').max(2) + 1);
+        let m = self.margin();
+        self.out.push_str(&fence);
+        self.out.push_str(info);
+        for line in body.lines() {
+            self.out.push('\n');
+            if !line.is_empty() {
+                self.out.push_str(&m);
+            }
+            self.out.push_str(line);
+        }
+        self.out.push('\n');
+        self.out.push_str(&m);
+        self.out.push_str(&fence);
+        self.out.push('\n');
+        self.fresh = false;
+    }
+}
+
+/// [`code`] of a word, or `*(empty)*` for none.
+fn code_span(text: &str) -> String {
+    code(text)
+}
+
 /// Writes `text` as a fenced block, cut to `cap` bytes at a line end where one is near;
 /// whether it was cut.
 fn fenced(out: &mut String, info: &str, text: &str, cap: Option<usize>) -> bool {
@@ -837,5 +1106,29 @@ fn size(bytes: usize) -> String {
         b if b < 1024 => format!("{b} B"),
         b if b < 1024 * 1024 => format!("{:.1} KB", b as f64 / 1024.0),
         b => format!("{:.1} MB", b as f64 / 1048576.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_response_in_markdown_is_written_again_with_every_word_escaped() {
+        let md = rewrite(
+            "# Title\n\n**bold** and *it* @octocat #12 see www.example.com.\n\n- a\n  - b_c\n\n3. three\n4. `x`\n\n```rust\nfn main() {}\n```\n\nSee [the docs](https://example.com/d).",
+        )
+        .expect("plain Markdown is written again");
+        assert_eq!(
+            md,
+            "**Title**\n\n**bold** and *it* `@octocat` `#12` see `www.example.com.`\n\n- a\n  - b\\_c\n\n3. three\n4. `x`\n\n```rust\nfn main() {}\n```\n\nSee the docs (`https://example.com/d`)."
+        );
+    }
+
+    #[test]
+    fn a_response_holding_html_a_quote_or_a_table_is_fenced() {
+        for text in ["a <b>c</b>", "> quoted", "x\n\n<details>\n", "![i](x.png)"] {
+            assert_eq!(rewrite(text), None, "{text}");
+        }
     }
 }

@@ -159,6 +159,11 @@ fn hostile_texts() -> anyhow::Result<Vec<String>> {
             "# heading\n---\n| a | b |\n| - | - |",
             "\u{1b}[31mred\u{1b}[0m \u{202e}reversed \u{0} nul",
             "[link](javascript:alert(1)) ![img](https://example.com/x.png)",
+            // Markdown a response may hold, written again as this writer's own.
+            "# Title\n\n**bold** and *it* @octocat #12 www.example.com (www.example.com) \
+             mail@example.com [click](javascript:alert(1))\n\n- a\n  - b &amp; <\n\n3. three\n4. `x`\n\n\
+             ```rust\n</details>\n````\n```\n\nend | pipe\n---",
+            "1) a\n+ b\n> quoted @octocat\n",
         ]
         .map(str::to_owned),
     );
@@ -202,7 +207,7 @@ fn log_text_cannot_break_the_markdown_or_inject_html() -> anyhow::Result<()> {
     let base = report(&fixtures().join("claude-code/outcome-evidence/session.jsonl"))?;
     assert!(base.turns.iter().any(|t| !t.steps.is_empty()));
     let tags = regex::Regex::new(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)([^>]*)>")?;
-    let language = regex::Regex::new(r#"^class="language-[a-z]+"$"#)?;
+    let language = regex::Regex::new(r#"^(class="language-[a-z]+"|start="\d+")$"#)?;
     let code = regex::Regex::new(r"(?s)<code[^>]*>.*?</code>")?;
     for text in hostile_texts()? {
         let mut r = base.clone();
@@ -234,6 +239,7 @@ fn log_text_cannot_break_the_markdown_or_inject_html() -> anyhow::Result<()> {
                     "code",
                     "pre",
                     "ul",
+                    "ol",
                     "li",
                     "em",
                     "strong",
