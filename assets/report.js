@@ -327,7 +327,7 @@
 
   // Filters: status and step kind narrow the steps shown; turns without a match hide.
   function applyFilters() {
-    var status = $("f-status").value, kind = $("f-kind").value;
+    var status = value("f-status"), kind = value("f-kind");
     if ((status || kind) && storedIds().length) {
       // Open the stored turns that hold such steps, then filter the page.
       // A block is opened when one of its stubs has a step of the status and of the kind;
@@ -348,27 +348,50 @@
     }
     filterPage();
   }
+  function value(id) { var el = $(id); return el ? el.value : ""; }
+  // Review mode: what the filter found, counted, in words.
+  function filterSummary(status, kind) {
+    var words = { error: ["failed call", "failed calls"], unknown: ["call with unknown status", "calls with unknown status"],
+      ok: ["call that worked", "calls that worked"], message: ["message", "messages"], thinking: ["reasoning step", "reasoning steps"] };
+    var w = !kind ? words[status] : words[kind] || [kind + " call", kind + " calls"];
+    if (kind && status) w = [w[0] + " (" + status + ")", w[1] + " (" + status + ")"];
+    var n = all(kind ? "#notebook .step.shown" : "#notebook .step.tool.shown").length;
+    var turns = all("#notebook > .turn.shown").length;
+    if (!n) return "No " + w[1] + " in this notebook";
+    return n + " " + w[n === 1 ? 0 : 1] + " in " + turns + (turns === 1 ? " turn" : " turns");
+  }
   function filterPage() {
-    var status = $("f-status").value, kind = $("f-kind").value;
+    var status = value("f-status"), kind = value("f-kind");
     var view = $("f-view") ? $("f-view").value : "full";
     doc.body.classList.toggle("view-conversation", view === "conversation");
     var active = !!(status || kind);
     doc.body.classList.toggle("filtering", active);
     all(".shown").forEach(function (e) { e.classList.remove("shown"); });
+    var fc = $("f-count");
+    if (fc) fc.textContent = "";
     if (!active) return Promise.resolve(true);
     return sliced(all("#notebook .step"), function (s) {
       var ok = (!kind || s.getAttribute("data-kind") === kind) &&
         (!status || s.getAttribute("data-status") === status);
       if (!ok) return;
       s.classList.add("shown");
+      // A matching call opens, so what failed reads at once.
+      if (s.classList.contains("tool") && s.firstElementChild && s.firstElementChild.tagName === "DETAILS") s.firstElementChild.open = true;
       for (var p = s.parentElement; p; p = p.parentElement) {
         if (p.tagName === "DETAILS") p.open = true;
         if (p.classList.contains("turn") || p.classList.contains("tool-group") ||
             p.classList.contains("step") || p.classList.contains("subagent-wrap")) p.classList.add("shown");
       }
-    }, "filtering").then(function (all) {
-      if (all) $("q-count").textContent = "";
-      return all;
+    }, "filtering").then(function (done) {
+      if (!done) return done;
+      $("q-count").textContent = "";
+      // The turn list keeps the turns that matched.
+      all(".toc li").forEach(function (li) {
+        var a = li.querySelector("a[href^='#t']"), t = a && $(a.getAttribute("href").slice(1));
+        if (t && t.classList.contains("shown")) li.classList.add("shown");
+      });
+      if (fc) fc.textContent = filterSummary(status, kind);
+      return done;
     });
   }
 

@@ -1014,3 +1014,56 @@ fn a_phone_keeps_one_toolbar_row_and_link_targets_in_view() -> anyhow::Result<()
     }
     Ok(())
 }
+
+/// Review mode: a status filter opens the matching calls, counts them in words, keeps only
+/// their turns in the turn list, and says so when nothing matches.
+#[test]
+fn a_status_filter_is_a_review_of_the_failed_calls() -> anyhow::Result<()> {
+    let report = crate::report(&sample())?;
+    let Some(page) = open(&tracebook::render::html(&report)?, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    let pick = |status: &str| {
+        format!(
+            "(() => {{ const s = document.getElementById('f-status'); s.value = '{status}';
+               s.dispatchEvent(new Event('change')); }})()"
+        )
+    };
+    page.eval(&pick("error"))?;
+    wait_until(
+        &page,
+        "document.getElementById('f-count').textContent !== ''",
+    )?;
+    let turns_with_errors = report.turns.iter().filter(|t| t.counts.error > 0).count();
+    let state = page.eval(
+        "({ count: document.getElementById('f-count').textContent,
+            open: [...document.querySelectorAll('#notebook .step.tool.shown > details')].every(d => d.open),
+            listed: [...document.querySelectorAll('.toc li')].filter(li => li.offsetParent !== null).length })",
+    )?;
+    assert_eq!(
+        state["count"],
+        format!(
+            "{} failed calls in {turns_with_errors} turns",
+            report.summary.error
+        ),
+        "{state}"
+    );
+    assert_eq!(state["open"], true, "{state}");
+    assert_eq!(state["listed"], turns_with_errors, "{state}");
+    // A status nothing has reads as such.
+    let html =
+        tracebook::render::html(&report)?.replace("data-status=\"unknown\"", "data-status=\"ok\"");
+    let Some(page) = open(&html, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    page.eval(&pick("unknown"))?;
+    wait_until(
+        &page,
+        "document.getElementById('f-count').textContent !== ''",
+    )?;
+    assert_eq!(
+        page.eval_str("document.getElementById('f-count').textContent")?,
+        "No calls with unknown status in this notebook"
+    );
+    Ok(())
+}
