@@ -74,13 +74,38 @@ pub fn render_with(markdown: &str, hl: &Highlighter) -> SafeHtml {
     opts.insert(Options::ENABLE_TABLES);
     opts.insert(Options::ENABLE_STRIKETHROUGH);
     opts.insert(Options::ENABLE_TASKLISTS);
+    // A message's headings sit under the page's own: `# x` is an h3 under "Turn N" (h2), and
+    // deeper levels stop at h6, so the page's outline keeps turns and content apart.
     let parser = Parser::new_ext(markdown, opts).map(|e| match e {
         Event::Html(t) | Event::InlineHtml(t) => Event::Text(t),
+        Event::Start(Tag::Heading {
+            level,
+            id,
+            classes,
+            attrs,
+        }) => Event::Start(Tag::Heading {
+            level: below_the_page(level),
+            id,
+            classes,
+            attrs,
+        }),
+        Event::End(TagEnd::Heading(level)) => Event::End(TagEnd::Heading(below_the_page(level))),
         other => other,
     });
     let mut out = String::with_capacity(markdown.len() * 3 / 2);
     html::push_html(&mut out, CodeBlocks { inner: parser, hl });
     SafeHtml::trusted(SANITIZER.clean(&out).to_string())
+}
+
+/// A message's heading level two below its own, at most h6.
+fn below_the_page(level: pulldown_cmark::HeadingLevel) -> pulldown_cmark::HeadingLevel {
+    use pulldown_cmark::HeadingLevel::{H1, H2, H3, H4, H5, H6};
+    match level {
+        H1 => H3,
+        H2 => H4,
+        H3 => H5,
+        H4 | H5 | H6 => H6,
+    }
 }
 
 /// Replaces each fenced code block in a known language by one HTML event holding the
@@ -139,6 +164,15 @@ mod tests {
         let h = render("# T\n\n**b** `c`\n\n- x\n\n```rust\nfn a() {}\n```");
         assert!(h.as_str().contains("<strong>b</strong>"));
         assert!(h.as_str().contains("<code class=\"language-rust\">"));
+    }
+
+    #[test]
+    fn a_message_heading_sits_under_the_turn_heading() {
+        let h = render("# One\n\n## Two\n\n#### Four");
+        assert!(h.as_str().contains("<h3>One</h3>"), "{}", h.as_str());
+        assert!(h.as_str().contains("<h4>Two</h4>"));
+        assert!(h.as_str().contains("<h6>Four</h6>"));
+        assert!(!h.as_str().contains("<h1>") && !h.as_str().contains("<h2>"));
     }
 
     #[test]
