@@ -91,15 +91,6 @@ pub struct Rule {
     near: OnceLock<Option<Near>>,
     shortest: OnceLock<usize>,
     key_not: OnceLock<Option<Regex>>,
-    windowed: OnceLock<Option<Windowed>>,
-}
-
-/// What a rule with keywords and a longest match runs: its regex for searching a part of a
-/// text (with the rest of it as context), and how far around a keyword's occurrence a match
-/// of the rule can reach.
-struct Windowed {
-    rule: regex_automata::meta::Regex,
-    reach: usize,
 }
 
 /// What an anchored rule runs: the anchor's regex, the rule's regex for searching a part of a
@@ -177,29 +168,6 @@ impl Rule {
             })
             .as_ref()
             .is_some_and(|re| re.is_match(key))
-    }
-
-    /// The rule's regex for the parts of a text around its keywords' occurrences; `None` for
-    /// a rule without keywords, or whose pattern has no longest match (it is run over the
-    /// whole text).
-    fn windowed(&self) -> Option<&Windowed> {
-        self.windowed
-            .get_or_init(|| {
-                if self.spec.keywords.is_empty() {
-                    return None;
-                }
-                let pattern = ascii_word_boundaries(&self.spec.pattern);
-                let reach = regex_syntax::parse(&pattern)
-                    .ok()?
-                    .properties()
-                    .maximum_len()?;
-                let rule = regex_automata::meta::Builder::new()
-                    .configure(regex_automata::meta::Config::new().nfa_size_limit(Some(1 << 24)))
-                    .build(&pattern)
-                    .ok()?;
-                Some(Windowed { rule, reach })
-            })
-            .as_ref()
     }
 
     fn near(&self) -> Option<&Near> {
@@ -289,15 +257,6 @@ pub struct Find {
     pub rule: usize,
 }
 
-/// Where a selected rule runs over a text.
-#[derive(Debug, Clone)]
-enum Run {
-    /// Over the whole text.
-    Whole,
-    /// Around these spans, where its keywords occur.
-    Around(Vec<(usize, usize)>),
-}
-
 /// All rules and the keyword prefilter.
 pub struct Engine {
     rules: Vec<Rule>,
@@ -374,7 +333,6 @@ impl Engine {
                 near: OnceLock::new(),
                 shortest: OnceLock::new(),
                 key_not: OnceLock::new(),
-                windowed: OnceLock::new(),
             })
             .collect();
         Self {
@@ -390,52 +348,30 @@ impl Engine {
         &self.rules
     }
 
-    /// The rules to run over `text`, in rule order, and where: the rules without keywords
-    /// and those whose keywords occur in it; a rule with a longest match only around its
-    /// keywords' occurrences. `shape_only` leaves out the rules that find a value by its
-    /// context.
-    fn selected(&self, text: &str, shape_only: bool) -> Vec<(usize, Run)> {
-        let skip = |i: usize| shape_only && self.rules[i].spec.context;
+    /// Rules whose keywords occur in `text`, plus the rules that always run, in rule order.
+    fn selected(&self, text: &str) -> Vec<usize> {
+        let mut on = vec![false; self.rules.len()];
+        for &i in &self.always {
+            on[i] = true;
+        }
         // Most short strings hold no keyword at all: a plain search says so without visiting
         // every overlapping match. A long text (a tool output) nearly always holds one, and
         // the plain search would only read it twice.
         const SHORT: usize = 4096;
-        let Some(ac) = self
+        if let Some(ac) = self
             .keywords
             .as_ref()
             .filter(|ac| text.len() > SHORT || ac.is_match(text))
-        else {
-            return self
-                .always
-                .iter()
-                .filter(|&&i| !skip(i))
-                .map(|&i| (i, Run::Whole))
-                .collect();
-        };
-        let mut on: Vec<Option<Run>> = vec![None; self.rules.len()];
-        for &i in &self.always {
-            on[i] = (!skip(i)).then_some(Run::Whole);
-        }
-        let mut skipped = vec![false; self.rules.len()];
-        for m in ac.find_overlapping_iter(text) {
-            for &r in &self.keyword_rules[m.pattern().as_usize()] {
-                match &mut on[r] {
-                    Some(Run::Around(spans)) => spans.push((m.start(), m.end())),
-                    Some(Run::Whole) => {}
-                    None if skipped[r] => {}
-                    None if skip(r) => skipped[r] = true,
-                    None => {
-                        on[r] = Some(match self.rules[r].windowed() {
-                            Some(_) => Run::Around(vec![(m.start(), m.end())]),
-                            None => Run::Whole,
-                        });
-                    }
+        {
+            for m in ac.find_overlapping_iter(text) {
+                for &r in &self.keyword_rules[m.pattern().as_usize()] {
+                    on[r] = true;
                 }
             }
         }
-        on.into_iter()
+        on.iter()
             .enumerate()
-            .filter_map(|(i, run)| Some((i, run?)))
+            .filter_map(|(i, &b)| b.then_some(i))
             .collect()
     }
 
@@ -443,29 +379,14 @@ impl Engine {
     /// the rules that find a value by its context.
     pub fn find(&self, text: &str, shape_only: bool) -> Vec<Find> {
         let mut finds = Vec::new();
-        for (i, run) in self.selected(text, shape_only) {
-            match run {
-                Run::Around(spans) => finds.extend(self.find_around(i, &spans, text)),
-                Run::Whole => finds.extend(self.find_rule(i, text)),
+        for i in self.selected(text) {
+            let rule = &self.rules[i];
+            if shape_only && rule.spec.context {
+                continue;
             }
+            finds.extend(self.find_rule(i, text));
         }
         merge(finds)
-    }
-
-    /// The secrets rule `i` finds in `text`, whose keywords occur at `spans`: its regex runs
-    /// only over the parts of the text within the rule's longest match of them. Every match
-    /// of the rule holds one of its keywords, so it lies in one part, and the parts are
-    /// searched in order with the whole text as context: the same matches as a search of the
-    /// whole text.
-    fn find_around(&self, i: usize, spans: &[(usize, usize)], text: &str) -> Vec<Find> {
-        let rule = &self.rules[i];
-        if text.len() < rule.shortest() {
-            return Vec::new();
-        }
-        match rule.windowed() {
-            Some(w) => self.find_parts(i, &w.rule, parts(text, spans, w.reach), text),
-            None => self.find_rule(i, text),
-        }
     }
 
     /// The secrets one rule finds in `text`.
@@ -528,31 +449,28 @@ impl Engine {
     /// it lies in one part, and the parts are searched in order: the same matches as a search
     /// of the whole text.
     fn find_near(&self, i: usize, near: &Near, text: &str) -> Vec<Find> {
-        let spans: Vec<(usize, usize)> = near
-            .anchor
-            .find_iter(text)
-            .map(|m| (m.start(), m.end()))
-            .collect();
-        self.find_parts(i, &near.rule, parts(text, &spans, near.reach), text)
-    }
-
-    /// The secrets rule `i` (as `rule`) finds in the parts of `text`, searched in order, each
-    /// with the whole text as context.
-    fn find_parts(
-        &self,
-        i: usize,
-        rule: &regex_automata::meta::Regex,
-        parts: Vec<(usize, usize)>,
-        text: &str,
-    ) -> Vec<Find> {
+        // An anchor match skipped for overlapping the one before starts inside it: the reach
+        // counts the anchor's longest match too.
+        let mut parts: Vec<(usize, usize)> = Vec::new();
+        for m in near.anchor.find_iter(text) {
+            let mut start = m.start().saturating_sub(near.reach);
+            while !text.is_char_boundary(start) {
+                start -= 1;
+            }
+            let mut end = (m.end() + near.reach).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            match parts.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => parts.push((start, end)),
+            }
+        }
         let spec = &self.rules[i].spec;
         let mut out = Vec::new();
         for (start, end) in parts {
             let input = regex_automata::Input::new(text).range(start..end);
-            if !rule.is_match(input.clone()) {
-                continue;
-            }
-            for caps in rule.captures_iter(input) {
+            for caps in near.rule.captures_iter(input) {
                 let spans: Vec<regex_automata::Span> = if spec.groups.is_empty() {
                     caps.get_group(1)
                         .or_else(|| caps.get_group(0))
@@ -593,30 +511,6 @@ impl Engine {
         }
         out
     }
-}
-
-/// The parts of `text` within `reach` bytes of the spans (in text order, overlapping ones
-/// merged), on character boundaries. A span skipped by the search that found the spans for
-/// overlapping the one before starts inside it: the reach counts its longest match too.
-fn parts(text: &str, spans: &[(usize, usize)], reach: usize) -> Vec<(usize, usize)> {
-    let mut parts: Vec<(usize, usize)> = Vec::new();
-    let mut sorted = spans.to_vec();
-    sorted.sort_unstable();
-    for (s, e) in sorted {
-        let mut start = s.saturating_sub(reach);
-        while !text.is_char_boundary(start) {
-            start -= 1;
-        }
-        let mut end = (e + reach).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        match parts.last_mut() {
-            Some(last) if start <= last.1 => last.1 = last.1.max(end),
-            _ => parts.push((start, end)),
-        }
-    }
-    parts
 }
 
 /// Sorts finds and merges overlapping ones (the earlier find names the merged one).
@@ -849,46 +743,6 @@ mod tests {
                 assert_eq!(near.find(ex, false), whole.find(ex, false), "{ex:?}");
             }
         }
-    }
-
-    /// A rule with keywords and a longest match runs only around its keywords' occurrences:
-    /// over each example, alone and among others with filler between them (past the length
-    /// from which every text is searched for keywords, with non-ASCII text beside the
-    /// examples), it finds what the same rule run over the whole text finds.
-    #[test]
-    fn windowed_rules_find_what_a_whole_text_search_finds() {
-        let filler = "plain words, no secret here; ".repeat(200);
-        let mut windowed = 0;
-        for r in ENGINE.rules().iter().filter(|r| r.windowed().is_some()) {
-            windowed += 1;
-            let mut whole = r.spec.clone();
-            whole.keywords.clear();
-            let (around, whole) = (Engine::new(vec![r.spec.clone()]), Engine::new(vec![whole]));
-            let examples = r.spec.examples.iter().chain(&r.spec.negative_examples);
-            let mut texts: Vec<String> = examples.clone().cloned().collect();
-            texts.push(
-                examples
-                    .clone()
-                    .map(String::as_str)
-                    .collect::<Vec<_>>()
-                    .join(&filler),
-            );
-            texts.push(
-                examples
-                    .map(|e| format!("é{e}é"))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            );
-            for text in &texts {
-                assert_eq!(
-                    around.find(text, false),
-                    whole.find(text, false),
-                    "{}: {text:?}",
-                    r.spec.id
-                );
-            }
-        }
-        assert!(windowed > 100, "{windowed}");
     }
 
     proptest::proptest! {
