@@ -148,5 +148,14 @@ pub(super) fn process_summary(turn: &TurnView, _: &dyn Values) -> askama::Result
     if notices > 0 {
         parts.push(plural(notices, "notice"));
     }
+    // Reasoning the log did not keep is said once here; its rows stay in order, quiet.
+    let unretained = turn
+        .steps
+        .iter()
+        .filter(|s| matches!(s, StepView::Thinking { text: None, .. }))
+        .count();
+    if unretained > 0 {
+        parts.push(format!("reasoning not retained ({unretained}×)"));
+    }
     Ok(parts.join(" · "))
 }

@@ -87,6 +87,15 @@ impl SubagentTemplate<'_> {
 enum Block<'a> {
     Step(&'a StepView),
     Tools(Vec<&'a ToolCallView>),
+    /// Adjacent reasoning steps with retained text, shown as one fold.
+    Reasoning(Vec<Thought<'a>>),
+}
+
+/// One reasoning step of a run.
+struct Thought<'a> {
+    id: &'a str,
+    text: &'a str,
+    timestamp: Option<&'a str>,
 }
 
 /// Tool output split for display: escaped, and highlighted where its language is known.
@@ -209,10 +218,24 @@ impl StepsTemplate<'_> {
     fn blocks<'t>(&self, turn: &'t TurnView) -> Vec<Block<'t>> {
         let mut out: Vec<Block<'t>> = Vec::new();
         for step in &turn.steps {
-            match (step, out.last_mut()) {
-                (StepView::ToolCall(c), Some(Block::Tools(group))) => group.push(c),
-                (StepView::ToolCall(c), _) => out.push(Block::Tools(vec![c])),
-                (other, _) => out.push(Block::Step(other)),
+            let thought = match step {
+                StepView::Thinking {
+                    id,
+                    text: Some(text),
+                    timestamp,
+                } => Some(Thought {
+                    id,
+                    text,
+                    timestamp: timestamp.as_deref(),
+                }),
+                _ => None,
+            };
+            match (step, thought, out.last_mut()) {
+                (StepView::ToolCall(c), _, Some(Block::Tools(group))) => group.push(c),
+                (StepView::ToolCall(c), _, _) => out.push(Block::Tools(vec![c])),
+                (_, Some(t), Some(Block::Reasoning(run))) => run.push(t),
+                (_, Some(t), _) => out.push(Block::Reasoning(vec![t])),
+                (other, None, _) => out.push(Block::Step(other)),
             }
         }
         out

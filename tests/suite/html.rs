@@ -386,3 +386,28 @@ fn a_stored_block_lists_its_turns_as_anchored_lines() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// Adjacent reasoning steps read as one fold that keeps each step's anchor, and reasoning the
+/// log did not keep is counted once on the Process line.
+#[test]
+fn adjacent_reasoning_is_one_fold_and_unretained_reasoning_is_counted_once() -> anyhow::Result<()> {
+    use tracebook::report::model::StepView;
+    let sample =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
+    let mut report = report(&sample)?;
+    let turn = &mut report.turns[0];
+    let thought = |n: usize, text: Option<&str>| StepView::Thinking {
+        id: format!("t1-x{n}"),
+        text: text.map(str::to_owned),
+        timestamp: None,
+    };
+    turn.steps.insert(0, thought(1, Some("first thought")));
+    turn.steps.insert(1, thought(2, Some("second thought")));
+    turn.steps.push(thought(3, None));
+    let html = tracebook::render::html(&report)?;
+    assert!(html.contains("<li class=\"step thinking\" data-kind=\"thinking\" id=\"t1-x1\">"));
+    assert!(html.contains("<span class=\"dim\">2 steps</span>"));
+    assert!(html.contains("<div class=\"thought\" id=\"t1-x2\">"));
+    assert!(html.contains("reasoning not retained (1×)"));
+    Ok(())
+}
