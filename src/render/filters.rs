@@ -85,17 +85,21 @@ pub(super) fn num(n: &u64, _: &dyn Values) -> askama::Result<String> {
 /// from the arguments.
 #[askama::filter_fn]
 pub(super) fn call_label(call: &ToolCallView, _: &dyn Values) -> askama::Result<String> {
+    Ok(label_of(call, 120))
+}
+
+/// A call's one-line label (its command, first path or adapter-named label), cut to `max`.
+fn label_of(call: &ToolCallView, max: usize) -> String {
     if let Some(cmd) = &call.command {
-        return Ok(first_line(cmd, 120));
+        return first_line(cmd, max);
     }
     if let Some(p) = call.paths.first() {
-        return Ok(p.clone());
+        return first_line(p, max);
     }
-    Ok(call
-        .label
+    call.label
         .as_deref()
-        .map(|l| first_line(l, 120))
-        .unwrap_or_default())
+        .map(|l| first_line(l, max))
+        .unwrap_or_default()
 }
 
 /// A call's arguments as pretty-printed JSON.
@@ -121,6 +125,28 @@ pub(super) fn group_summary(calls: &[&ToolCallView], _: &dyn Values) -> askama::
         .join(" → ");
     if names.len() > 6 {
         listed.push_str(" → …");
+    }
+    // One tool many times: what it was given, so a closed group says what was read or run.
+    if names.len() == 1 {
+        let labels: Vec<String> = calls
+            .iter()
+            .map(|c| label_of(c, 40))
+            .filter(|l| !l.is_empty())
+            .collect();
+        if !labels.is_empty() {
+            listed.push_str(": ");
+            listed.push_str(
+                &labels
+                    .iter()
+                    .take(3)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            );
+            if labels.len() > 3 {
+                listed.push_str(&format!(", … +{}", labels.len() - 3));
+            }
+        }
     }
     Ok(format!("{} tool calls: {listed}", calls.len()))
 }
