@@ -223,14 +223,37 @@
   }
   try { var saved = localStorage.getItem("tracebook-theme"); if (themes.indexOf(saved) > 0) setTheme(saved); } catch (e) { /* storage off */ }
 
-  // Copy link: the page's own address (whatever the file is called now) plus the anchor.
+  // Copy link: the anchor (`#t3-s7`), or the page's address with it when the page is served
+  // over http(s) (a file:// address names the sender's folders and opens nothing for anyone
+  // else), followed by what it points at: "#t3-s7 (Turn 3, step 7: Bash `npm test`, error)".
+  function linkLabel(id) {
+    var el = $(id);
+    if (!el) return "";
+    var turn = el.closest("section.turn"), head = turn && turn.querySelector(".turn-head a.anchor");
+    var parts = [head ? head.textContent.trim() : ""];
+    var step = /-s(\d+)$/.exec(id);
+    if (el.classList.contains("prompt")) parts.push("prompt");
+    else if (el.classList.contains("response")) parts.push("response");
+    else if (step) parts.push("step " + step[1]);
+    var what = "";
+    if (el.classList.contains("tool")) {
+      var name = el.querySelector(".tool-name"), arg = el.querySelector(".tool-arg");
+      var a = arg ? arg.textContent.trim() : "";
+      if (a.length > 60) a = a.slice(0, 59) + "…";
+      what = (name ? name.textContent.trim() : "call") + (a ? " `" + a + "`" : "") + ", " + (el.getAttribute("data-status") || "unknown");
+    } else if (el.classList.contains("thinking")) what = "reasoning";
+    else if (el.classList.contains("assistant")) what = "assistant message";
+    var label = parts.filter(Boolean).join(", ");
+    return what ? label + ": " + what : label;
+  }
   function copyLink(btn) {
     var id = btn.getAttribute("data-link");
-    var url = location.href.split("#")[0] + "#" + id;
+    var link = /^https?:$/.test(location.protocol) ? location.href.split("#")[0] + "#" + id : "#" + id;
+    var label = linkLabel(id), text = label ? link + " (" + label + ")" : link;
     history.replaceState(null, "", "#" + id);
     var done = function () { btn.textContent = "copied"; setTimeout(function () { btn.textContent = "copy link"; }, 1500); };
     if (navigator.clipboard && navigator.clipboard.writeText) {
-      navigator.clipboard.writeText(url).then(done, done);
+      navigator.clipboard.writeText(text).then(done, done);
     } else { done(); }
   }
 

@@ -119,6 +119,20 @@ impl Opened {
         Ok(serde_json::from_str(&json)?)
     }
 
+    /// [`Opened::eval`] for an expression that gives a promise: its value once settled.
+    fn eval_async(&self, expr: &str) -> anyhow::Result<serde_json::Value> {
+        let json = self
+            .tab
+            .evaluate(
+                &format!("(async () => JSON.stringify((await ({expr})) ?? null))()"),
+                true,
+            )?
+            .value
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_else(|| "null".to_owned());
+        Ok(serde_json::from_str(&json)?)
+    }
+
     fn eval_str(&self, expr: &str) -> anyhow::Result<String> {
         let v = self.eval(expr)?;
         Ok(v.as_str()
@@ -888,6 +902,115 @@ fn review_mode_opens_failed_calls_counts_them_and_says_when_there_are_none() -> 
     );
     Ok(())
 }
+
+/// What assistive technology and a shared link rely on: a skip link first in the tab order,
+/// no button inside a heading or a summary, Markdown headings under the turn's h2, labelled
+/// match buttons, a copied link that is the anchor (a file:// page's address names the
+/// sender's folders) with what it points at, and every status colour at AA contrast in both
+/// themes.
+#[test]
+fn semantics_skip_link_copy_links_headings_and_status_contrast() -> anyhow::Result<()> {
+    let mut report = crate::report(&sample())?;
+    let turn = report.turns.first_mut().expect("the sample has turns");
+    let response = turn
+        .response
+        .as_mut()
+        .expect("the first turn has a response");
+    response.text = format!("# Heading\n\n{}", response.text);
+    let Some(page) = open(&tracebook::render::html(&report)?, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    let shape = page.eval(
+        "(() => ({
+           first: document.querySelector('body a, body button, body input').className,
+           skip: document.querySelector('a.skip').getAttribute('href'),
+           nested: document.querySelectorAll('h1 button, h2 button, h3 button, summary button').length,
+           copies: document.querySelectorAll('button.copy').length,
+           mdTop: [...document.querySelectorAll('#notebook .md h1, #notebook .md h2')].length,
+           mdH3: [...document.querySelectorAll('#notebook .response .md h3')].map(h => h.textContent),
+           arrows: [document.getElementById('q-prev').getAttribute('aria-label'),
+                    document.getElementById('q-next').getAttribute('aria-label')],
+         }))()",
+    )?;
+    assert_eq!(shape["first"], "skip", "{shape}");
+    assert_eq!(shape["skip"], "#notebook", "{shape}");
+    assert_eq!(shape["nested"], 0, "{shape}");
+    assert!(shape["copies"].as_u64().unwrap_or(0) > 0, "{shape}");
+    assert_eq!(shape["mdTop"], 0, "{shape}");
+    assert_eq!(shape["mdH3"], serde_json::json!(["Heading"]), "{shape}");
+    assert_eq!(
+        shape["arrows"],
+        serde_json::json!(["Previous match", "Next match"])
+    );
+    // The copied text, with the clipboard stubbed.
+    let failed = report
+        .turns
+        .iter()
+        .flat_map(|t| &t.steps)
+        .find_map(|s| match s {
+            tracebook::report::model::StepView::ToolCall(c)
+                if c.status == tracebook::events::ToolStatus::Error =>
+            {
+                Some(c.id.clone())
+            }
+            _ => None,
+        })
+        .expect("the sample has a failed call");
+    let copied = page.eval_async(&format!(
+        "(async () => {{
+           let got = [];
+           Object.defineProperty(navigator, 'clipboard', {{ value: {{ writeText: t => {{ got.push(t); return Promise.resolve(); }} }} }});
+           document.querySelector('button.copy[data-link=\"t1\"]').click();
+           document.querySelector('button.copy[data-link=\"{failed}\"]').click();
+           await new Promise(r => setTimeout(r, 50));
+           return got; }})()"
+    ))?;
+    let copied: Vec<String> = serde_json::from_value(copied)?;
+    assert_eq!(copied.first().map(String::as_str), Some("#t1 (Turn 1)"));
+    let step = copied.get(1).cloned().unwrap_or_default();
+    let (turn_no, step_no) = failed
+        .trim_start_matches('t')
+        .split_once("-s")
+        .expect("a step id is tN-sM");
+    assert!(
+        step.starts_with(&format!("#{failed} (Turn {turn_no}, step {step_no}: "))
+            && step.ends_with(", error)"),
+        "{step}"
+    );
+    // Contrast of every status colour, in both themes, with every fold open and review mode on.
+    let ratios = page.eval_async(&format!(
+        "(async () => {{
+           document.querySelectorAll('details').forEach(d => d.open = true);
+           const s = document.getElementById('f-status'); s.value = 'error'; s.dispatchEvent(new Event('change'));
+           s.value = ''; s.dispatchEvent(new Event('change'));
+           return await {CONTRAST}; }})()"
+    ))?;
+    let ratios = ratios.as_object().expect("ratios by theme and selector");
+    assert!(ratios.len() >= 20, "{ratios:?}");
+    for (what, r) in ratios {
+        assert!(r.as_f64().unwrap_or(0.0) >= 4.5, "{what}: {r} below AA");
+    }
+    Ok(())
+}
+
+/// The lowest text contrast of each status colour on its background, by theme.
+const CONTRAST: &str = r#"(async () => {
+  const parse = c => { const m = c.match(/[\d.]+/g).map(Number); return m.length > 3 ? m : m.concat([1]); };
+  const lum = ([r, g, b]) => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }; return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const bgOf = el => { for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor); if (c[3] > 0) return c; } return [255, 255, 255, 1]; };
+  const ratio = (a, b) => { const x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+  const out = {};
+  for (const theme of ["light", "dark"]) {
+    document.documentElement.setAttribute("data-theme", theme);
+    const sels = [".status.ok", ".status.error", ".status.unknown", ".badge.complete", ".badge.incomplete", ".toc-n.error", ".toc-n.unknown", ".verdict .v-ok", ".verdict .v-error", ".verdict .v-unknown", ".why.fail-line", ".why.unknown-why", ".missing", ".ending", ".f-count", ".dim"];
+    for (const s of sels) {
+      let worst = null;
+      document.querySelectorAll(s).forEach(el => { if (!el.offsetParent) return; const r = ratio(parse(getComputedStyle(el).color), bgOf(el)); if (worst === null || r < worst) worst = r; });
+      if (worst !== null) out[theme + " " + s] = Math.round(worst * 100) / 100;
+    }
+  }
+  return out;
+})()"#;
 
 /// Sets the media type or media features the page is laid out for (`print`, a dark scheme).
 fn emulate_media(page: &Opened, media: serde_json::Value) -> anyhow::Result<()> {
