@@ -73,9 +73,7 @@
     t.innerHTML = html;
     localTimes(t.content);
     hold(t.content);
-    var nodes = Array.prototype.slice.call(t.content.childNodes);
     at[0].parentNode.insertBefore(t.content, at[0]);
-    reviewPlaced(nodes);
     at.forEach(function (h) {
       if (watcher) watcher.unobserve(h);
       h.parentNode.removeChild(h);
@@ -418,103 +416,6 @@
     });
   }
 
-  // Review mode: Status = error or unknown makes the page a list of what failed (or what
-  // the log left unknown): the matching calls open, each response shows its first paragraph
-  // (the rest a click away), the count line says how many calls in how many turns, and the
-  // turn list dims the turns without one. The count is read from each turn's Process summary
-  // and each stored turn's stub line, so it covers turns not decoded yet.
-  var REVIEW_WORDS = { error: ["failed call", "failed calls"], unknown: ["call of unknown outcome", "calls of unknown outcome"] };
-  var reviewing = "";
-  function reviewCount(status) {
-    var calls = 0, turns = {};
-    var add = function (id, el) {
-      var n = el ? parseInt(el.textContent, 10) || 0 : 0;
-      if (n > 0) { calls += n; turns[id] = true; }
-    };
-    all("#notebook > section.turn").forEach(function (t) {
-      if (t.classList.contains("stored")) {
-        all(".stored-turns > li", t).forEach(function (li) { add(li.id, li.querySelector(".status." + status)); });
-      } else {
-        add(t.id, t.querySelector(":scope > details.process > summary > .status." + status));
-      }
-    });
-    return { calls: calls, turns: turns };
-  }
-  function reviewLine() {
-    var line = $("f-count");
-    if (!line) {
-      var after = $("q-count");
-      if (!after) return null;
-      line = doc.createElement("span");
-      line.id = "f-count";
-      line.className = "f-count";
-      line.setAttribute("role", "status");
-      after.parentNode.insertBefore(line, after.nextSibling);
-    }
-    return line;
-  }
-  function review() {
-    var status = $("f-status").value, words = REVIEW_WORDS[status];
-    reviewing = words ? status : "";
-    doc.body.classList.toggle("review", !!words);
-    var line = reviewLine(), empty = $("review-empty");
-    if (empty) empty.parentNode.removeChild(empty);
-    all(".toc li.unmatched").forEach(function (li) { li.classList.remove("unmatched"); });
-    if (!words) { if (line) line.textContent = ""; return; }
-    var n = reviewCount(status), turnCount = Object.keys(n.turns).length;
-    if (line) {
-      line.textContent = n.calls ? n.calls + " " + words[n.calls === 1 ? 0 : 1] + " in " + turnCount +
-        (turnCount === 1 ? " turn" : " turns") : "none";
-    }
-    if (!n.calls) {
-      var p = doc.createElement("p");
-      p.id = "review-empty";
-      p.className = "review-empty";
-      p.textContent = "No " + words[1] + " in this notebook.";
-      var main = $("notebook");
-      main.insertBefore(p, main.firstChild);
-    }
-    all(".toc li").forEach(function (li) { reviewTocEntry(li, n.turns); });
-    reviewTurns = n.turns;
-    reviewScope($("notebook"));
-  }
-  var reviewTurns = {};
-  function reviewTocEntry(li, turns) {
-    var a = li.querySelector("a[href^='#']");
-    if (a) li.classList.toggle("unmatched", !turns[a.getAttribute("href").slice(1)]);
-  }
-  // Opens the matching calls and offers each cut response whole, inside `scope` (the page, or
-  // a block just placed).
-  function reviewScope(scope) {
-    if (!reviewing || !scope.querySelectorAll) return;
-    all('.step[data-status="' + reviewing + '"]', scope).forEach(function (s) {
-      var d = s.querySelector(":scope > details");
-      if (d) d.open = true;
-    });
-    all(".response", scope).forEach(function (r) {
-      var md = r.querySelector(":scope > .md");
-      if (!md || md.children.length < 2 || r.querySelector(":scope > .show-response")) return;
-      var b = doc.createElement("button");
-      b.type = "button";
-      b.className = "show-response";
-      b.textContent = "show the whole response";
-      r.appendChild(b);
-    });
-    all(".toc li", scope).forEach(function (li) { reviewTocEntry(li, reviewTurns); });
-  }
-  function reviewPlaced(nodes) {
-    if (!reviewing) return;
-    nodes.forEach(function (n) {
-      if (n.nodeType !== 1) return;
-      if (n.tagName === "LI" && n.closest(".toc")) reviewTocEntry(n, reviewTurns);
-      reviewScope(n);
-      if (n.matches(".step") && n.getAttribute("data-status") === reviewing) {
-        var d = n.querySelector(":scope > details");
-        if (d) d.open = true;
-      }
-    });
-  }
-
   // j / k: next and previous turn (top-level turns, from where the page is scrolled now).
   var lastTurn = null;
   // Lines of each output a printout keeps.
@@ -610,13 +511,6 @@
     ["f-status", "f-kind", "f-view"].forEach(function (id) {
       var el = $(id);
       if (el) el.addEventListener("change", applyFilters);
-    });
-    if ($("f-status")) $("f-status").addEventListener("change", review);
-    doc.addEventListener("click", function (e) {
-      var b = e.target.closest && e.target.closest("button.show-response");
-      if (!b) return;
-      var whole = b.parentNode.classList.toggle("whole");
-      b.textContent = whole ? "show the first paragraph" : "show the whole response";
     });
     doc.addEventListener("keydown", function (e) {
       if (e.ctrlKey || e.metaKey || e.altKey) return;

@@ -821,88 +821,6 @@ fn a_long_turn_list_lists_the_rest_when_scrolled_to_its_end() -> anyhow::Result<
     Ok(())
 }
 
-/// Status = error turns the page into a review of what failed: the failed calls open, each
-/// response shows its first paragraph with a button for the rest, the count line says how many
-/// calls in how many turns, and the turn list dims the turns without one; a status that matches
-/// nothing says so.
-#[test]
-fn review_mode_opens_failed_calls_counts_them_and_says_when_there_are_none() -> anyhow::Result<()> {
-    let report = crate::report(&sample())?;
-    let failed: Vec<usize> = report
-        .turns
-        .iter()
-        .map(|t| t.counts.error)
-        .filter(|n| *n > 0)
-        .collect();
-    let calls: usize = failed.iter().sum();
-    assert!(calls > 0, "the sample has failed calls");
-    let Some(page) = open(&tracebook::render::html(&report)?, "", 1280, 900, true)? else {
-        return Ok(());
-    };
-    let got = page.eval(
-        "(() => { const s = document.getElementById('f-status'); s.value = 'error';
-           s.dispatchEvent(new Event('change'));
-           const vis = e => e.offsetParent !== null;
-           const failed = [...document.querySelectorAll('#notebook .step[data-status=error]')];
-           const cut = [...document.querySelectorAll('#notebook .response')].filter(vis)
-             .filter(r => r.querySelector(':scope > .md').children.length > 1);
-           return {
-             count: document.getElementById('f-count').textContent,
-             open: failed.filter(s => s.querySelector(':scope > details').open).length,
-             hiddenParagraphs: cut.every(r => [...r.querySelectorAll(':scope > .md > *')].slice(1).every(e => !vis(e))),
-             buttons: cut.filter(r => r.querySelector(':scope > button.show-response')).length,
-             cut: cut.length,
-             dimmed: document.querySelectorAll('.toc li.unmatched').length,
-             entries: document.querySelectorAll('.toc li').length,
-           }; })()",
-    )?;
-    let plural =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let count = format!(
-        "{} in {}",
-        plural(calls, "failed call", "failed calls"),
-        plural(failed.len(), "turn", "turns")
-    );
-    assert_eq!(got["count"], count.as_str(), "{got}");
-    assert_eq!(got["open"], calls, "{got}");
-    assert_eq!(got["hiddenParagraphs"], true, "{got}");
-    assert_eq!(got["buttons"], got["cut"], "{got}");
-    assert_eq!(
-        got["dimmed"],
-        report.turns.len() - failed.len(),
-        "turns without a failed call are dimmed in the list: {got}"
-    );
-    let whole = page.eval(
-        "(() => { const b = [...document.querySelectorAll('.response button.show-response')].find(b => b.offsetParent !== null);
-           if (!b) return null; b.click();
-           return [...b.parentNode.querySelectorAll(':scope > .md > *')].every(e => e.offsetParent !== null); })()",
-    )?;
-    assert!(
-        whole.is_null() || whole == true,
-        "show the whole response: {whole}"
-    );
-    page.screenshot("review-error.png")?;
-    // A status no call has: the page says so instead of going blank.
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/claude-code/background-work/session.jsonl");
-    let none = crate::report(&fixture)?;
-    assert_eq!(none.summary.unknown, 0);
-    let Some(page) = open(&tracebook::render::html(&none)?, "", 1280, 900, true)? else {
-        return Ok(());
-    };
-    let empty = page.eval(
-        "(() => { const s = document.getElementById('f-status'); s.value = 'unknown';
-           s.dispatchEvent(new Event('change'));
-           const p = document.getElementById('review-empty');
-           return [document.getElementById('f-count').textContent, p && p.offsetParent !== null ? p.textContent : null]; })()",
-    )?;
-    assert_eq!(
-        empty,
-        serde_json::json!(["none", "No calls of unknown outcome in this notebook."])
-    );
-    Ok(())
-}
-
 /// What assistive technology and a shared link rely on: a skip link first in the tab order,
 /// no button inside a heading or a summary, Markdown headings under the turn's h2, labelled
 /// match buttons, a copied link that is the anchor (a file:// page's address names the
@@ -994,7 +912,7 @@ fn semantics_skip_link_copy_links_headings_and_status_contrast() -> anyhow::Resu
 }
 
 /// The lowest text contrast of each status colour on its background, by theme.
-const CONTRAST: &str = r#"(async () => {
+const CONTRAST: &str = r##"(async () => {
   const parse = c => { const m = c.match(/[\d.]+/g).map(Number); return m.length > 3 ? m : m.concat([1]); };
   const lum = ([r, g, b]) => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }; return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
   const bgOf = el => { for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor); if (c[3] > 0) return c; } return [255, 255, 255, 1]; };
@@ -1002,7 +920,7 @@ const CONTRAST: &str = r#"(async () => {
   const out = {};
   for (const theme of ["light", "dark"]) {
     document.documentElement.setAttribute("data-theme", theme);
-    const sels = [".status.ok", ".status.error", ".status.unknown", ".badge.complete", ".badge.incomplete", ".toc-n.error", ".toc-n.unknown", ".verdict .v-ok", ".verdict .v-error", ".verdict .v-unknown", ".why.fail-line", ".why.unknown-why", ".missing", ".ending", ".f-count", ".dim"];
+    const sels = [".status.ok", ".status.error", ".status.unknown", ".badge.complete", ".badge.incomplete", ".toc-n.error", ".toc-n.unknown", ".verdict .v-ok", ".verdict .v-error", ".verdict .v-unknown", ".why.fail-line", ".why.unknown-why", ".missing", ".ending", "#f-count", ".dim"];
     for (const s of sels) {
       let worst = null;
       document.querySelectorAll(s).forEach(el => { if (!el.offsetParent) return; const r = ratio(parse(getComputedStyle(el).color), bgOf(el)); if (worst === null || r < worst) worst = r; });
@@ -1010,7 +928,7 @@ const CONTRAST: &str = r#"(async () => {
     }
   }
   return out;
-})()"#;
+})()"##;
 
 /// Sets the media type or media features the page is laid out for (`print`, a dark scheme).
 fn emulate_media(page: &Opened, media: serde_json::Value) -> anyhow::Result<()> {
