@@ -161,6 +161,13 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
     let mut toc: Vec<TocEntry> = report.turns.iter().map(TocEntry::of).collect();
     let overview = overview(&report.turns);
     let title = title(&report);
+    let verdict = turns::verdict_of(report.turns.iter().map(|t| &t.outcome), None);
+    let failed: Vec<(String, usize, usize)> = report
+        .turns
+        .iter()
+        .filter(|t| t.counts.error > 0)
+        .map(|t| (t.id.clone(), t.number, t.counts.error))
+        .collect();
     let turns = std::mem::take(&mut report.turns);
     let mut data = EmbeddedReport::start(&report);
     let hl = Highlighter::new();
@@ -236,6 +243,8 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
         title,
         conversation: report.view == View::Conversation,
         overview,
+        verdict,
+        failed,
     }
     .render_into(&mut html)?;
     let mut parts = Vec::with_capacity(5);

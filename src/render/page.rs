@@ -46,6 +46,10 @@ pub(super) struct PageTemplate<'a> {
     pub(super) title: String,
     pub(super) conversation: bool,
     pub(super) overview: Overview,
+    /// The session's verdict over every turn's outcome, in order.
+    pub(super) verdict: Vec<super::turns::Verdict>,
+    /// The turns with failed calls of their own: id, number and how many.
+    pub(super) failed: Vec<(String, usize, usize)>,
 }
 
 impl PageTemplate<'_> {

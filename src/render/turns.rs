@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use super::filters;
 use super::highlight::{self, Highlighted, Highlighter, Language};
 use super::safe::SafeHtml;
-use crate::report::model::{StepView, SubagentView, ToolCallView, TurnView};
+use crate::report::model::{OutcomeView, StepView, SubagentView, ToolCallView, TurnView};
 use crate::report::model::{TodoState, ToolKind, ToolStatus};
 
 /// Output longer than this many lines is split: the rest sits in a closed fold.
@@ -107,11 +107,11 @@ struct Output {
 }
 
 /// One fact of a turn's verdict line: what it says, how it reads, where it leads.
-struct Verdict {
-    text: String,
+pub(super) struct Verdict {
+    pub(super) text: String,
     /// `ok`, `error`, `unknown` or `plain`.
-    class: &'static str,
-    href: Option<String>,
+    pub(super) class: &'static str,
+    pub(super) href: Option<String>,
 }
 
 impl TurnsTemplate<'_> {
@@ -327,70 +327,91 @@ impl TurnTemplate<'_> {
     /// The turn's verdict in one line, from its outcome: files edited, how the last run of
     /// each verification command ended, commits seen.
     fn verdict(&self, turn: &TurnView) -> Vec<Verdict> {
-        let o = &turn.outcome;
-        let outcome = Some(format!("{}-o", turn.id));
-        let mut out = Vec::new();
-        if !o.edits.is_empty() {
-            let failed = o
-                .edits
+        verdict_of(
+            std::iter::once(&turn.outcome),
+            Some(format!("{}-o", turn.id)),
+        )
+    }
+}
+
+/// A verdict in one line over outcomes in order (one turn's, or a whole session's): paths
+/// edited (each once) and edits not ok, how the last run of each verification command ended,
+/// commits seen; each fact linking to `href` when given.
+pub(super) fn verdict_of<'a>(
+    outcomes: impl Iterator<Item = &'a OutcomeView>,
+    href: Option<String>,
+) -> Vec<Verdict> {
+    let (mut paths, mut failed, mut commits) = (Vec::<&str>::new(), 0, 0);
+    let mut last: Vec<(&str, ToolStatus)> = Vec::new();
+    let mut runs = 0;
+    for o in outcomes {
+        for e in &o.edits {
+            if !paths.contains(&e.path.as_str()) {
+                paths.push(&e.path);
+            }
+            failed += e
+                .calls
                 .iter()
-                .flat_map(|e| &e.calls)
                 .filter(|c| c.status != ToolStatus::Ok)
                 .count();
-            let mut text = format!("edited {}", plural(o.edits.len(), "file"));
-            if failed > 0 {
-                text.push_str(&format!(" ({} not ok)", plural(failed, "edit")));
+        }
+        for v in &o.verifications {
+            runs += 1;
+            match last.iter_mut().find(|(c, _)| *c == v.command) {
+                Some(slot) => slot.1 = v.status,
+                None => last.push((&v.command, v.status)),
             }
-            out.push(Verdict {
-                text,
-                class: if failed > 0 { "unknown" } else { "plain" },
-                href: outcome.clone(),
-            });
         }
-        if !o.verifications.is_empty() {
-            let mut last: Vec<(&str, ToolStatus)> = Vec::new();
-            for v in &o.verifications {
-                match last.iter_mut().find(|(c, _)| *c == v.command) {
-                    Some(slot) => slot.1 = v.status,
-                    None => last.push((&v.command, v.status)),
-                }
-            }
-            let count = |s: ToolStatus| last.iter().filter(|(_, x)| *x == s).count();
-            let (ok, error, unknown) = (
-                count(ToolStatus::Ok),
-                count(ToolStatus::Error),
-                count(ToolStatus::Unknown),
-            );
-            let (text, class) = if error == 0 && unknown == 0 {
-                ("verification ok".to_owned(), "ok")
-            } else {
-                let parts: Vec<String> = [(error, "error"), (unknown, "unknown"), (ok, "ok")]
-                    .iter()
-                    .filter(|(n, _)| *n > 0)
-                    .map(|(n, w)| format!("{n} {w}"))
-                    .collect();
-                let class = if error > 0 { "error" } else { "unknown" };
-                (format!("verification: {}", parts.join(", ")), class)
-            };
-            out.push(Verdict {
-                text: if last.len() < o.verifications.len() {
-                    format!("{text} (last run of each)")
-                } else {
-                    text
-                },
-                class,
-                href: outcome.clone(),
-            });
-        }
-        if !o.commits.is_empty() {
-            out.push(Verdict {
-                text: plural(o.commits.len(), "commit"),
-                class: "plain",
-                href: outcome,
-            });
-        }
-        out
+        commits += o.commits.len();
     }
+    let mut out = Vec::new();
+    if !paths.is_empty() {
+        let mut text = format!("edited {}", plural(paths.len(), "file"));
+        if failed > 0 {
+            text.push_str(&format!(" ({} not ok)", plural(failed, "edit")));
+        }
+        out.push(Verdict {
+            text,
+            class: if failed > 0 { "unknown" } else { "plain" },
+            href: href.clone(),
+        });
+    }
+    if !last.is_empty() {
+        let count = |s: ToolStatus| last.iter().filter(|(_, x)| *x == s).count();
+        let (ok, error, unknown) = (
+            count(ToolStatus::Ok),
+            count(ToolStatus::Error),
+            count(ToolStatus::Unknown),
+        );
+        let (text, class) = if error == 0 && unknown == 0 {
+            ("verification ok".to_owned(), "ok")
+        } else {
+            let parts: Vec<String> = [(error, "error"), (unknown, "unknown"), (ok, "ok")]
+                .iter()
+                .filter(|(n, _)| *n > 0)
+                .map(|(n, w)| format!("{n} {w}"))
+                .collect();
+            let class = if error > 0 { "error" } else { "unknown" };
+            (format!("verification: {}", parts.join(", ")), class)
+        };
+        out.push(Verdict {
+            text: if last.len() < runs {
+                format!("{text} (last run of each)")
+            } else {
+                text
+            },
+            class,
+            href: href.clone(),
+        });
+    }
+    if commits > 0 {
+        out.push(Verdict {
+            text: plural(commits, "commit"),
+            class: "plain",
+            href,
+        });
+    }
+    out
 }
 
 /// A duration as a reader says it: `850 ms`, `4.2 s`, `3 min 12 s`, `1 h 4 min`.

@@ -411,3 +411,32 @@ fn adjacent_reasoning_is_one_fold_and_unretained_reasoning_is_counted_once() -> 
     assert!(html.contains("reasoning not retained (1×)"));
     Ok(())
 }
+
+/// The header gives the session's outcome in one line: files edited, the last run of each
+/// verification command, and the turns with failed calls, each linked.
+#[test]
+fn the_header_gives_the_session_outcome_and_links_the_failed_turns() -> anyhow::Result<()> {
+    let sample =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
+    let report = report(&sample)?;
+    let html = tracebook::render::html(&report)?;
+    let line = regex::Regex::new(r#"<p class="verdict session-verdict">(.*?)</p>"#)?
+        .captures(&html)
+        .map(|c| c[1].to_owned())
+        .expect("a session outcome line");
+    assert!(line.contains("edited 2 files"), "{line}");
+    assert!(
+        line.contains("verification ok (last run of each)"),
+        "{line}"
+    );
+    for t in report.turns.iter().filter(|t| t.counts.error > 0) {
+        assert!(
+            line.contains(&format!(
+                "<a href=\"#{}\" title=\"{} failed\">{}</a>",
+                t.id, t.counts.error, t.number
+            )),
+            "{line}"
+        );
+    }
+    Ok(())
+}
