@@ -73,7 +73,9 @@
     t.innerHTML = html;
     localTimes(t.content);
     hold(t.content);
+    var nodes = Array.prototype.slice.call(t.content.childNodes);
     at[0].parentNode.insertBefore(t.content, at[0]);
+    searchPlaced(id, nodes);
     at.forEach(function (h) {
       if (watcher) watcher.unobserve(h);
       h.parentNode.removeChild(h);
@@ -149,13 +151,23 @@
     delete html[id];
     if (h) place(id, h);
   }
-  // The plain text of every stored block, decoded once, for search.
+  // The plain text of every stored block, decoded once, for search: the block's HTML without
+  // its tags and buttons, entities read back (no parse: a block's parse is the slow part).
+  var ENTITIES = { lt: "<", gt: ">", amp: "&", quot: "\"", apos: "'", nbsp: "\u00a0" };
+  function plainText(html) {
+    return html.replace(/<button[^>]*>[^<]*<\/button>/g, "").replace(/<[^>]*>/g, "")
+      .replace(/&(#x[0-9a-f]+|#[0-9]+|[a-z]+);/gi, function (m, e) {
+        if (e.charAt(0) !== "#") return ENTITIES[e] !== undefined ? ENTITIES[e] : m;
+        var n = e.charAt(1) === "x" || e.charAt(1) === "X" ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
+        try { return String.fromCodePoint(n); } catch (err) { return m; }
+      });
+  }
   function storedTexts() {
     if (!window.fzstd) return Promise.resolve(true);
     return sliced(storedIds().filter(function (id) { return texts[id] === undefined; }), function (id) {
-      var t = doc.createElement("template");
-      t.innerHTML = htmlOf(id);
-      texts[id] = t.content.textContent.toLowerCase();
+      var h = "";
+      try { h = html[id] !== undefined ? html[id] : inflate(id); } catch (e) { /* damaged: no text */ }
+      texts[id] = plainText(h).toLowerCase();
     }, "searching");
   }
   // The stored block that holds element `id` when it is not in the document yet: its turn's
@@ -267,13 +279,14 @@
     });
     hits = []; current = -1;
   }
-  // Runs of text searched as one: each text node alone, except the nodes of one <pre>.
+  // Runs of text searched as one: each text node alone, except the nodes of one <pre>. A
+  // stub's lines and notes are not searched: the stored block they stand for is.
   function textRuns(root) {
     var walker = doc.createTreeWalker(root, NodeFilter.SHOW_TEXT, null);
     var runs = [], run = null, lastPre = null, n;
     while ((n = walker.nextNode())) {
       var el = n.parentElement;
-      if (el && el.closest("button, script")) continue;
+      if (el && el.closest("button, script, section.turn.stored, .lazy-note")) continue;
       var pre = el && el.closest("pre");
       if (!pre || pre !== lastPre) { run = { nodes: [], starts: [], text: "" }; runs.push(run); }
       lastPre = pre;
@@ -281,15 +294,15 @@
     }
     return runs;
   }
-  function markRun(run, q) {
+  function markRun(run, q, list) {
     var lower = run.text.toLowerCase(), at = 0, idx, cuts = run.nodes.map(function () { return []; });
-    while ((idx = lower.indexOf(q, at)) >= 0 && hits.length < MAX_HITS) {
+    while ((idx = lower.indexOf(q, at)) >= 0 && list.length < MAX_HITS) {
       var end = idx + q.length, hit = [];
       for (var k = 0; k < run.nodes.length; k++) {
         var s = run.starts[k], e = s + run.nodes[k].nodeValue.length;
         if (e > idx && s < end) cuts[k].push([Math.max(idx, s) - s, Math.min(end, e) - s, hit]);
       }
-      hits.push(hit);
+      list.push(hit);
       at = end;
     }
     cuts.forEach(function (list, k) {
@@ -308,42 +321,124 @@
       node.parentNode.replaceChild(frag, node);
     });
   }
-  var searching = 0;
+  // Search over stored blocks inserts only what is shown: the page as placed is marked at
+  // once; each stored block's text is searched a slice at a time, and its matches wait in the
+  // list of hits as placeholders, at the place of the block's stub, until Enter or ↑/↓
+  // reaches one. Then that block alone is decoded and placed, and its matches marked.
+  var searching = 0, query = "";
+  function marksIn(nodes, q) {
+    var list = [];
+    nodes.forEach(function (n) {
+      if (n.nodeType !== 1) return;
+      var runs = textRuns(n);
+      for (var i = 0; i < runs.length && list.length < MAX_HITS; i++) {
+        if (runs[i].text.toLowerCase().indexOf(q) >= 0) markRun(runs[i], q, list);
+      }
+    });
+    return list;
+  }
+  // Where a stored block stands: its stub or placeholder, else the block that holds it.
+  function anchorOf(id) {
+    var at = holders(id);
+    if (at.length) return at[0];
+    return parents[id] ? anchorOf(parents[id]) : null;
+  }
+  function posOf(h) { return h.block ? anchorOf(h.block) : h[0]; }
+  // The first hit after element `el` in document order.
+  function hitAfter(el) {
+    var lo = 0, hi = hits.length;
+    while (lo < hi) {
+      var mid = (lo + hi) >> 1, p = posOf(hits[mid]);
+      if (p && p !== el && (el.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING)) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+  }
+  function waiting(id, n) {
+    var el = anchorOf(id);
+    if (!el || !n) return;
+    var at = hitAfter(el), add = [];
+    for (var k = 0; k < n && hits.length + add.length < MAX_HITS; k++) add.push({ block: id });
+    Array.prototype.splice.apply(hits, [at, 0].concat(add));
+  }
+  function occurrences(text, q) {
+    var n = 0, at = 0, idx;
+    while ((idx = text.indexOf(q, at)) >= 0 && n < MAX_HITS) { n++; at = idx + q.length; }
+    return n;
+  }
+  function showCount() {
+    $("q-count").textContent = (current + 1) + " of " + hits.length + (hits.length >= MAX_HITS ? "+" : "");
+  }
   function search(q) {
     clearHits();
-    var count = $("q-count");
+    var count = $("q-count"), mine = ++searching;
     q = q.trim().toLowerCase();
+    query = q;
     if (!q) { count.textContent = ""; return; }
-    if (storedIds().length) {
-      // Open the stored turns that hold the text, then search the page.
-      var mine = ++searching;
-      count.textContent = "searching stored turns…";
-      storedTexts().then(function (all) {
-        if (!all || mine !== searching) return false;
-        return sliced(placing(storedIds().filter(function (id) { return texts[id] && texts[id].indexOf(q) >= 0; })), run, "opening");
-      }).then(function (all) { if (all && mine === searching) searchPage(q); });
-      return;
-    }
-    searchPage(q);
+    hits = marksIn([$("notebook")], q);
+    if (hits.length) go(0);
+    if (!storedIds().length || !window.fzstd) { if (!hits.length) count.textContent = "no matches"; return; }
+    if (!hits.length) count.textContent = "searching stored turns…";
+    storedTexts().then(function (done) {
+      if (!done || mine !== searching) return;
+      var shown = current >= 0 ? hits[current] : null;
+      storedIds().forEach(function (id) { waiting(id, occurrences(texts[id], q)); });
+      if (!hits.length) { count.textContent = "no matches"; return; }
+      current = shown ? hits.indexOf(shown) : -1;
+      if (current < 0) go(0); else showCount();
+    });
   }
-  function searchPage(q) {
-    var count = $("q-count");
-    var runs = textRuns($("notebook"));
-    for (var i = 0; i < runs.length && hits.length < MAX_HITS; i++) {
-      if (runs[i].text.toLowerCase().indexOf(q) >= 0) markRun(runs[i], q);
-    }
-    if (!hits.length) { count.textContent = "no matches"; return; }
-    go(0);
+  // A block just placed: its waiting matches become marks, and the matches of the blocks it
+  // held move to where those now stand.
+  function searchPlaced(id, nodes) {
+    if (!query || !hits.length) return;
+    var first = -1;
+    for (var i = 0; i < hits.length; i++) if (hits[i].block === id) { first = i; break; }
+    if (first < 0) return;
+    var shown = hits[current], n = 0;
+    while (first + n < hits.length && hits[first + n].block === id) n++;
+    var marks = marksIn(nodes, query);
+    Array.prototype.splice.apply(hits, [first, n].concat(marks));
+    var inner = {};
+    hits = hits.filter(function (h) {
+      if (!h.block || parents[h.block] !== id) return true;
+      inner[h.block] = (inner[h.block] || 0) + 1;
+      return false;
+    });
+    Object.keys(inner).forEach(function (b) { waiting(b, inner[b]); });
+    var at = hits.indexOf(shown);
+    current = at >= 0 ? at : Math.min(first, hits.length - 1);
+  }
+  // Decodes and places the block of a waiting match, in two tasks, then shows the match.
+  function reach(id) {
+    var mine = searching;
+    $("q-count").textContent = "opening stored turns…";
+    setTimeout(function () {
+      if (mine !== searching) return;
+      for (var b = id; b; b = parents[b] in stored ? parents[b] : null) htmlOf(b);
+      setTimeout(function () {
+        if (mine !== searching) return;
+        var before = hits.length;
+        placeNow(id);
+        if (id in stored) {
+          // Damaged data: its matches cannot be shown.
+          hits = hits.filter(function (h) { return h.block !== id; });
+        }
+        if (!hits.length) { $("q-count").textContent = "no matches"; return; }
+        if (hits.length !== before || !hits[current] || hits[current].block) current = Math.max(0, Math.min(current, hits.length - 1));
+        go(current);
+      }, 0);
+    }, 0);
   }
   function go(i) {
     if (!hits.length) return;
-    if (current >= 0 && hits[current]) hits[current].forEach(function (m) { m.classList.remove("current"); });
+    if (current >= 0 && hits[current] && !hits[current].block) hits[current].forEach(function (m) { m.classList.remove("current"); });
     current = (i + hits.length) % hits.length;
     var hit = hits[current];
+    if (hit.block) { reach(hit.block); return; }
     hit.forEach(function (m) { m.classList.add("current"); });
     openAround(hit[0]);
     hit[0].scrollIntoView({ block: "center" });
-    $("q-count").textContent = (current + 1) + " of " + hits.length + (hits.length >= MAX_HITS ? "+" : "");
+    showCount();
   }
 
   // Filters: status and step kind narrow the steps shown; turns without a match hide.

@@ -702,7 +702,7 @@ fn stored_turns_open_for_scrolling_links_search_and_filters() -> anyhow::Result<
         )?;
         wait_until(
             page,
-            "/ of /.test(document.getElementById('q-count').textContent)",
+            "/^\\d+ of \\d+$/.test(document.getElementById('q-count').textContent)",
         )?;
         page.eval_str("document.getElementById('q-count').textContent")
     };
@@ -711,6 +711,25 @@ fn stored_turns_open_for_scrolling_links_search_and_filters() -> anyhow::Result<
         return Ok(());
     };
     assert_eq!(count_of(&page)?, expected);
+    // Each Enter shows the next match, decoding the stored turn that holds it when it must, and
+    // comes back round to the first.
+    let total: usize = expected
+        .rsplit(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a count");
+    for n in 2..=total + 1 {
+        page.eval(
+            "document.getElementById('q').dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }))",
+        )?;
+        let want = format!("{} of {total}", (n - 1) % total + 1);
+        wait_until(
+            &page,
+            &format!(
+                "document.getElementById('q-count').textContent === '{want}' && !!document.querySelector('mark.hit.current')"
+            ),
+        )?;
+    }
 
     // The error filter shows every failed call, stored or not.
     let Some(page) = open(&stored, "", 1280, 900, true)? else {
