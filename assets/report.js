@@ -19,6 +19,8 @@
   // end of the turn list, opens a Process, follows a link into a stored turn, searches or
   // filters.
   var stored = {}, parents = {}, blockOf = {}, decoded = {}, texts = {}, watcher = null;
+  // Watches which turn is in view, for the turn list.
+  var spy = null;
   function collectStored() {
     all("template.stored").forEach(function (s) {
       var id = s.getAttribute("data-block");
@@ -74,8 +76,10 @@
     localTimes(t.content);
     hold(t.content);
     var nodes = Array.prototype.slice.call(t.content.childNodes);
+    var placedTurns = all(":scope > .turn[id]", t.content);
     at[0].parentNode.insertBefore(t.content, at[0]);
     searchPlaced(id, nodes);
+    if (spy) placedTurns.forEach(function (s) { spy.observe(s); });
     at.forEach(function (h) {
       if (watcher) watcher.unobserve(h);
       h.parentNode.removeChild(h);
@@ -553,6 +557,26 @@
       var barHeight = function () { root.style.setProperty("--toolbar-h", bar.offsetHeight + "px"); };
       barHeight();
       if (window.ResizeObserver) new ResizeObserver(barHeight).observe(bar);
+    }
+    // The turn list marks the turn in view and keeps it in sight.
+    if (window.IntersectionObserver) {
+      var spyLink = null;
+      spy = new IntersectionObserver(function (seen) {
+        seen.forEach(function (e) {
+          if (!e.isIntersecting) return;
+          var a = doc.querySelector('.toc li a[href="#' + e.target.id + '"]');
+          if (!a || a === spyLink) return;
+          if (spyLink) spyLink.removeAttribute("aria-current");
+          a.setAttribute("aria-current", "true");
+          spyLink = a;
+          var list = a.closest(".toc");
+          if (list && list.scrollHeight > list.clientHeight) {
+            var r = a.getBoundingClientRect(), l = list.getBoundingClientRect();
+            if (r.top < l.top || r.bottom > l.bottom) list.scrollTop += r.top - l.top - l.height / 2;
+          }
+        });
+      }, { rootMargin: "-20% 0px -70% 0px" });
+      all("#notebook > .turn[id]").forEach(function (t) { spy.observe(t); });
     }
     var filtersToggle = $("f-toggle");
     if (filtersToggle && bar) {
