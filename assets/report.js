@@ -168,11 +168,16 @@
   }
   function storedTexts() {
     if (!window.fzstd) return Promise.resolve(true);
-    return sliced(storedIds().filter(function (id) { return texts[id] === undefined; }), function (id) {
+    // Decoding a block and reading its text are two steps, so no one task does both.
+    var steps = [];
+    storedIds().filter(function (id) { return texts[id] === undefined; }).forEach(function (id) {
       var h = "";
-      try { h = html[id] !== undefined ? html[id] : inflate(id); } catch (e) { /* damaged: no text */ }
-      texts[id] = plainText(h).toLowerCase();
-    }, "searching");
+      steps.push(function () {
+        try { h = html[id] !== undefined ? html[id] : inflate(id); } catch (e) { h = ""; /* damaged: no text */ }
+      });
+      steps.push(function () { texts[id] = plainText(h).toLowerCase(); h = ""; });
+    });
+    return sliced(steps, run, "searching");
   }
   // The stored block that holds element `id` when it is not in the document yet: its turn's
   // block, or the block of its turn's steps.
