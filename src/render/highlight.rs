@@ -9,7 +9,9 @@
 //! highlights a given text in a given language once per page.
 
 use sha2::{Digest, Sha256};
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -481,7 +483,45 @@ impl Lines {
 
     /// Appends one line (with or without its newline) as HTML; token spans are closed before
     /// the newline, so every line's HTML stands alone. `None` when the grammar fails.
+    ///
+    /// A line's HTML and the state after it depend only on the grammar's state before it and
+    /// the line, so a line already seen in the same state (a file read again, the context
+    /// lines of a diff, a line code repeats) is copied from [`SEEN`] instead of parsed again.
     fn push(&mut self, line: &str, out: &mut String) -> Option<()> {
+        let key = line_key(self.lang, line);
+        let hit = SEEN.with_borrow(|seen| {
+            let entry = seen.get(&key)?.iter().find(|e| {
+                e.line.as_ref() == line && e.state == self.state && e.stack == self.stack
+            })?;
+            out.push_str(&entry.html);
+            Some((entry.state_after.clone(), entry.stack_after.clone()))
+        });
+        if let Some((state, stack)) = hit {
+            self.state = state;
+            self.stack = stack;
+            return Some(());
+        }
+        let (state, stack) = (self.state.clone(), self.stack.clone());
+        let start = out.len();
+        self.parse(line, out)?;
+        let entry = Seen {
+            line: line.into(),
+            state,
+            stack,
+            html: out.get(start..).unwrap_or_default().into(),
+            state_after: self.state.clone(),
+            stack_after: self.stack.clone(),
+        };
+        SEEN.with_borrow_mut(|seen| {
+            if seen.len() >= MAX_SEEN {
+                seen.clear();
+            }
+            seen.entry(key).or_default().push(entry);
+        });
+        Some(())
+    }
+
+    fn parse(&mut self, line: &str, out: &mut String) -> Option<()> {
         let body = line.strip_suffix('\n').unwrap_or(line);
         let owned;
         // The grammars expect each line to end in a newline.
@@ -511,6 +551,31 @@ impl Lines {
         out.push_str(&line[body.len()..]);
         Some(())
     }
+}
+
+/// A line parsed in a grammar state, with its HTML and the state after it.
+struct Seen {
+    line: Box<str>,
+    state: ParseState,
+    stack: ScopeStack,
+    html: Box<str>,
+    state_after: ParseState,
+    stack_after: ScopeStack,
+}
+
+/// Distinct lines remembered per thread before the memo starts again (a few MiB at most).
+const MAX_SEEN: usize = 16 * 1024;
+
+thread_local! {
+    /// The lines this thread has parsed, by grammar and line hash. What a line gives is the
+    /// same wherever it was first seen, so the memo changes no output, only the time.
+    static SEEN: RefCell<HashMap<(usize, u64), Vec<Seen>>> = RefCell::new(HashMap::new());
+}
+
+fn line_key(lang: Language, line: &str) -> (usize, u64) {
+    let mut h = std::hash::DefaultHasher::new();
+    line.hash(&mut h);
+    (std::ptr::from_ref(lang.0) as usize, h.finish())
 }
 
 /// Appends a run of text in a token class, reusing the open span when the class is the same
@@ -934,6 +999,32 @@ mod tests {
         assert_eq!(hl.memo().len(), 1);
         let c = hl.code("echo hi\n", lang("py")).expect("highlighted");
         assert!(!Arc::ptr_eq(&a, &c));
+    }
+
+    #[test]
+    fn a_line_seen_before_in_another_state_is_highlighted_in_its_own() {
+        let hl = Highlighter::new();
+        let code = hl.code("x = 1\n", lang("py")).expect("highlighted");
+        assert!(
+            code.as_str().contains("<span class=\"hn\">1</span>"),
+            "{}",
+            code.as_str()
+        );
+        // The same line inside a string is string, not a number, in a text and in a diff.
+        let quoted = hl
+            .code("s = \"\"\"\nx = 1\n\"\"\"\n", lang("py"))
+            .expect("highlighted");
+        assert!(
+            !quoted.as_str().contains("class=\"hn\""),
+            "{}",
+            quoted.as_str()
+        );
+        assert_eq!(quoted.lines(1, 2), "<span class=\"hs\">x = 1</span>\n");
+        // And the same line in the same state reads as it did the first time.
+        let again = Highlighter::new()
+            .code("y = 2\nx = 1\n", lang("py"))
+            .expect("highlighted");
+        assert_eq!(again.lines(1, 2), code.as_str());
     }
 
     #[test]
