@@ -372,7 +372,8 @@ fn search_counts_matches_and_opens_the_fold_that_holds_one() -> anyhow::Result<(
 
 #[test]
 fn highlighted_code_shows_coloured_tokens_and_search_matches_across_them() -> anyhow::Result<()> {
-    // The sample reads `src/cart.py`: its output is highlighted as Python.
+    // The sample reads `src/cart.py`: its output is highlighted as Python, the `→` gutter
+    // Claude Code writes before each line left plain.
     let Some(page) = open(&render(&sample())?, "", 1280, 900, true)? else {
         return Ok(());
     };
@@ -389,7 +390,7 @@ fn highlighted_code_shows_coloured_tokens_and_search_matches_across_them() -> an
     // Highlighting wraps the text without changing it.
     assert_eq!(
         state["text"],
-        "     1\tdef total(items, coupon):\n     2\t    return sum(items) - coupon\n",
+        "     1→def total(items, coupon):\n     2→    return sum(items) - coupon\n",
         "{state}"
     );
     // A term that runs across several tokens is still found, as one hit.
