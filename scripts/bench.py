@@ -15,8 +15,9 @@ The targets (`--targets`, comma-separated; default: every one the chosen sizes a
 - `small`: wall seconds of the 10 MB session (≤ 0.1 s);
 - `memory`: peak resident memory at 100 MB (≤ 0.5× the input);
 - `size`: notebook bytes at 100 MB (≤ 0.2× the input);
-- `threads`: the notebook is the same bytes on one thread and on many (every measured size;
-  every run is stamped with the same `TRACEBOOK_GENERATED_AT`);
+- `threads`: the report (`--format json`) is the same bytes on one thread and on many (every
+  measured size; every run is stamped with the same `TRACEBOOK_GENERATED_AT`, and folder
+  pseudonyms, keyed at random for each report, are renamed in order of appearance);
 - `paint`: first contentful paint of the 100 MB notebook in headless Chromium, against the
   1 MB one's (≤ 1.25×); needs Chromium and both sizes;
 - `shapes`: a Claude Code session of one 200 MB line, and one of two million tiny lines
@@ -181,6 +182,15 @@ def input_size(path: Path) -> int:
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def report_digest(path: Path) -> str:
+    """SHA-256 of a JSON report with its folder pseudonyms renamed in order of appearance."""
+    names: dict[str, str] = {}
+    text = re.sub(r"<path-[0-9a-f]{6}>",
+                  lambda m: names.setdefault(m.group(0), f"<path-{len(names)}>"),
+                  path.read_text())
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def generate(harness: str, size: int, out: Path, claude_gen: Path) -> Path:
@@ -380,13 +390,18 @@ def main() -> None:
                             f"{out_bytes / in_bytes:.3f}× ({out_bytes / 1e6:.1f} MB)",
                             "≤ 0.2× input", out_bytes <= 0.2 * in_bytes))
         if "threads" in targets:
-            many_sha = digest(page)
-            alone = page.with_suffix(".1thread.html")
-            run_child(render_cmd(session, alone), one_thread)
-            same = digest(alone) == many_sha
-            alone.unlink()
-            rows.append(row("same bytes, 1 and many threads", case,
-                            f"sha256 {many_sha[:16]}" + ("" if same else " differs"), "equal", same))
+            # A folder outside the project gets a pseudonym keyed at random for each report:
+            # the reports are compared with each pseudonym renamed in order of appearance.
+            digests = []
+            for env in (None, one_thread):
+                report = page.with_suffix(".json")
+                run_child(render_cmd(session, report) + ["--format", "json"], env)
+                digests.append(report_digest(report))
+                report.unlink()
+            same = digests[0] == digests[1]
+            rows.append(row("same report, 1 and many threads", case,
+                            f"sha256 {digests[0][:16]}" + ("" if same else f" vs {digests[1][:16]}"),
+                            "equal", same))
         if browser and size in (1, 100):
             paints[(harness, size)] = paint_times(browser, page, args.runs)
         if args.stages:
