@@ -10,7 +10,7 @@ use askama::Values;
 use super::highlight::{self, Highlighter, Language};
 use super::markdown;
 use super::safe::SafeHtml;
-use super::turns::{duration as spoken_duration, human_size, plural, when as read_when};
+use super::words::{duration as spoken_duration, human_size, plural, when as read_when};
 use crate::report::glance;
 use crate::report::model::{StepView, ToolCallView, TurnView};
 use crate::report::row::first_line;

@@ -20,6 +20,7 @@ mod safe;
 mod storage;
 mod toc;
 mod turns;
+mod words;
 
 use askama::Template;
 
@@ -35,8 +36,8 @@ pub use safe::SafeHtml;
 use storage::Layout;
 pub use storage::{BLOCK_BYTES, INLINE_BYTES, Storage};
 use toc::{TOC_FIRST, TocEntry, TocStored, TocTemplate};
-pub use turns::human_size;
 use turns::{SubagentTemplate, TurnsTemplate};
+pub use words::human_size;
 
 use highlight::Highlighter;
 

@@ -389,8 +389,7 @@ fn highlighted_code_shows_coloured_tokens_and_search_matches_across_them() -> an
     assert_ne!(state["colour"], state["plain"], "{state}");
     // Highlighting wraps the text without changing it.
     assert_eq!(
-        state["text"],
-        "     1→def total(items, coupon):\n     2→    return sum(items) - coupon\n",
+        state["text"], "     1→def total(items, coupon):\n     2→    return sum(items) - coupon\n",
         "{state}"
     );
     // A term that runs across several tokens is still found, as one hit.
