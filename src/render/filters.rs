@@ -10,7 +10,7 @@ use askama::Values;
 use super::highlight::{self, Highlighter, Language};
 use super::markdown;
 use super::safe::SafeHtml;
-use super::words::{duration as spoken_duration, human_size, plural, when as read_when};
+use super::words::{self, duration as spoken_duration, human_size, plural, when as read_when};
 use crate::report::glance;
 use crate::report::model::{StepView, ToolCallView, TurnView};
 use crate::report::row::first_line;
@@ -70,15 +70,7 @@ pub(super) fn clock(ts: &str, _: &dyn Values) -> askama::Result<String> {
 /// A count with thousands separators: `15,199,722`.
 #[askama::filter_fn]
 pub(super) fn num(n: &u64, _: &dyn Values) -> askama::Result<String> {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    Ok(out)
+    Ok(words::num(*n))
 }
 
 /// What a call is about: its command, else its first path, else the label its adapter read
@@ -156,13 +148,7 @@ pub(super) fn group_summary(calls: &[&ToolCallView], _: &dyn Values) -> askama::
 #[askama::filter_fn]
 pub(super) fn process_summary(turn: &TurnView, _: &dyn Values) -> askama::Result<String> {
     let c = &turn.counts;
-    let mut parts = vec![plural(c.process_events, "event")];
-    if c.intermediate_responses > 0 {
-        parts.push(plural(c.intermediate_responses, "message"));
-    }
-    if c.tool_calls > 0 {
-        parts.push(plural(c.tool_calls, "tool call"));
-    }
+    let mut parts = words::process_counts(c.process_events, c.intermediate_responses, c.tool_calls);
     let (typed, notices) = turn.steps.iter().fold((0, 0), |(u, n), s| match s {
         StepView::UserMessage(_) => (u + 1, n),
         StepView::Notice(_) => (u, n + 1),

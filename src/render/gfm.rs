@@ -14,6 +14,7 @@
 
 use std::fmt::Write as _;
 
+use super::words::{human_size, num, plural, process_counts};
 use crate::report::model::ResponseStatus;
 use crate::report::model::ToolStatus;
 use crate::report::model::{OutcomeView, Report, StepView, SubagentView, ToolCallView, TurnView};
@@ -357,13 +358,7 @@ fn process(turn: &TurnView) -> String {
 
 fn process_summary(turn: &TurnView) -> String {
     let c = &turn.counts;
-    let mut parts = vec![plural(c.process_events, "event")];
-    if c.intermediate_responses > 0 {
-        parts.push(plural(c.intermediate_responses, "message"));
-    }
-    if c.tool_calls > 0 {
-        parts.push(plural(c.tool_calls, "tool call"));
-    }
+    let mut parts = process_counts(c.process_events, c.intermediate_responses, c.tool_calls);
     let here = calls(&turn.steps);
     for status in [ToolStatus::Error, ToolStatus::Unknown] {
         let n = here.iter().filter(|c| c.status == status).count();
@@ -394,7 +389,7 @@ fn step_line(step: &StepView) -> String {
             }
             match c.result_size {
                 Some(n) => {
-                    let _ = write!(line, " · {} out", size(n));
+                    let _ = write!(line, " · {} out", human_size(n));
                 }
                 None => line.push_str(" · no result"),
             }
@@ -570,7 +565,7 @@ fn footer(report: &Report, plan: &Plan) -> String {
         left.push(format!(
             "the end of {} of the prompts and responses, each cut to {}",
             plan.cut,
-            size(plan.cap.unwrap_or_default())
+            human_size(plan.cap.unwrap_or_default())
         ));
     }
     let kept = &report.turns[..plan.kept];
@@ -630,7 +625,7 @@ fn response(out: &mut String, text: &str, cap: Option<usize>) -> bool {
                 let _ = writeln!(
                     out,
                     "*{} more in the notebook.*\n",
-                    size(cleaned.len() - shown.len())
+                    human_size(cleaned.len() - shown.len())
                 );
             }
             cut
@@ -897,7 +892,7 @@ fn fenced(out: &mut String, info: &str, text: &str, cap: Option<usize>) -> bool 
         let _ = writeln!(
             out,
             "*{} more in the notebook.*\n",
-            size(text.len() - shown.len())
+            human_size(text.len() - shown.len())
         );
     }
     cut
@@ -1078,35 +1073,6 @@ fn numbers(ns: impl Iterator<Item = usize>) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-fn plural(n: usize, word: &str) -> String {
-    match (n, word.ends_with("ch") || word.ends_with('s')) {
-        (1, _) => format!("1 {word}"),
-        (_, true) => format!("{n} {word}es"),
-        _ => format!("{n} {word}s"),
-    }
-}
-
-fn num(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Bytes in B, KB or MB (1 KB = 1024 bytes).
-fn size(bytes: usize) -> String {
-    match bytes {
-        b if b < 1024 => format!("{b} B"),
-        b if b < 1024 * 1024 => format!("{:.1} KB", b as f64 / 1024.0),
-        b => format!("{:.1} MB", b as f64 / 1048576.0),
-    }
 }
 
 #[cfg(test)]

@@ -24,13 +24,39 @@ pub(crate) fn when(ts: &str) -> String {
     }
 }
 
-/// `1 turn`, `2 turns`.
+/// `1 turn`, `2 turns`, `2 patches`.
 pub(crate) fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{n} {word}s")
+    match (n, word.ends_with("ch") || word.ends_with('s')) {
+        (1, _) => format!("1 {word}"),
+        (_, true) => format!("{n} {word}es"),
+        _ => format!("{n} {word}s"),
     }
+}
+
+/// A count with thousands separators: `40,932`.
+pub(crate) fn num(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The opening words of a turn's process line: its events, then the messages and calls among
+/// them when there are any (`12 events · 2 messages · 9 tool calls`, as parts).
+pub(crate) fn process_counts(events: usize, messages: usize, calls: usize) -> Vec<String> {
+    let mut parts = vec![plural(events, "event")];
+    if messages > 0 {
+        parts.push(plural(messages, "message"));
+    }
+    if calls > 0 {
+        parts.push(plural(calls, "tool call"));
+    }
+    parts
 }
 
 /// Bytes in B, KB or MB (1 KB = 1024 bytes).
