@@ -33,7 +33,8 @@ Sessions are generated with fixed seeds, so every run reads the same bytes: Clau
 ../shared/tools/gen-claude-session.py (or $TRACEBOOK_GEN_CLAUDE), Codex rollouts, Gemini CLI
 recordings and OpenCode storage trees by scripts/gen-session.py. They are kept in --out and
 reused by later runs. Each figure is the median of --runs runs after one warm-up; peak memory
-is the child's maximum resident set size. `--exe` measures a binary built elsewhere (to
+is the highest resident set the binary itself reports (VmHWM, in its `TRACEBOOK_TIMINGS`
+lines), since a child's own maximum starts at its parent's. `--exe` measures a binary built elsewhere (to
 compare two versions with the same script); without it the release build is made first.
 --stages adds a second table with each stage's wall time and the peak resident memory once it
 is done, in one more run (the lines `TRACEBOOK_TIMINGS=1` makes the binary print). Only the
@@ -74,15 +75,28 @@ class Run:
 STAMP = {"TRACEBOOK_GENERATED_AT": "2026-01-01T00:00:00Z"}
 
 
+PEAK_LINE = re.compile(r"memory: .+ [0-9.]+ MiB resident, ([0-9.]+) MiB peak")
+
+
 def run_child(cmd: list[str], env: dict[str, str] | None = None) -> Run:
+    """Runs `cmd` once. Its peak memory is the highest `MiB peak` (the process's own VmHWM)
+    tracebook prints with `TRACEBOOK_TIMINGS`: a child's `ru_maxrss` starts at its parent's
+    high-water mark when it execs (Linux carries it over), so after this process has
+    generated a large session every child would seem to peak at least that high. A command
+    that prints no such line (a peer) falls back to `ru_maxrss`."""
     start = time.perf_counter()
-    env = dict(env or os.environ, **STAMP)
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
+    env = dict(env or os.environ, TRACEBOOK_TIMINGS="1", **STAMP)
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        err.seek(0)
+        lines = err.read().decode("utf-8", "replace").splitlines()
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"command failed: {' '.join(cmd)}")
-    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024)
+    peaks = [float(m.group(1)) for line in lines if (m := PEAK_LINE.fullmatch(line))]
+    peak = int(max(peaks) * 1048576) if peaks else usage.ru_maxrss * 1024
+    return Run(wall, usage.ru_utime + usage.ru_stime, peak)
 
 
 class Median:
