@@ -91,7 +91,7 @@ fn an_invented_harness_gets_labels_todo_states_and_plain_gutters_on_the_page() -
     let html = String::from_utf8(out)?;
     // The search call is labelled by its own argument.
     assert!(
-        html.contains(r#"<code class="tool-arg">TODO</code>"#),
+        html.contains(r#"<code class="tool-arg" title="TODO">TODO</code>"#),
         "no label"
     );
     // Each plan item has the mark of its canonical state; the unmapped one is not done.

@@ -617,14 +617,25 @@ fn the_page_reads_with_javascript_off() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The README's screenshot: the sample notebook as a reader first sees it.
+/// The README's screenshots (copied to assets/screenshot.png and assets/screenshot-narrow.png):
+/// the sample notebook as a reader first sees it, and on a phone read inside a turn, its
+/// heading held under the toolbar and its calls one line each.
 #[test]
 fn screenshot_of_the_sample_for_the_readme() -> anyhow::Result<()> {
-    let Some(page) = open(&render(&sample())?, "#t2", 1100, 760, true)? else {
+    let html = render(&sample())?;
+    let Some(page) = open(&html, "", 1100, 760, true)? else {
         return Ok(());
     };
-    page.eval("document.querySelector('#t2 .process').open = true; scrollTo(0, 0)")?;
+    page.eval("(() => { document.querySelector('#t1 .process').open = true; scrollTo(0, 0); })()")?;
     page.screenshot("sample-notebook.png")?;
+    let Some(page) = open(&html, "", 390, 844, true)? else {
+        return Ok(());
+    };
+    page.eval(
+        "(() => { document.querySelectorAll('#t2 details.process, #t2 .tool-group > details').forEach(d => d.open = true);
+           document.getElementById('t2-p').scrollIntoView({ block: 'start' }); scrollBy(0, 60); })()",
+    )?;
+    page.screenshot("sample-narrow.png")?;
     Ok(())
 }
 
@@ -1066,11 +1077,220 @@ fn a_phone_keeps_one_toolbar_row_and_link_targets_in_view() -> anyhow::Result<()
                return r.left >= 0 && r.right <= innerWidth; })()",
         )?;
         assert_eq!(keys, true, "the Keys popover on screen");
-        page.eval("document.querySelector('.keys').open = false; scrollTo(0, 0)")?;
+        page.eval("(() => { document.querySelector('.keys').open = false; scrollTo(0, 0); })()")?;
         page.screenshot(&format!(
             "phone-{}.png",
             if dark { "dark" } else { "light" }
         ))?;
+    }
+    Ok(())
+}
+
+/// The sample, and the corpus session when there is one.
+fn sessions() -> Vec<PathBuf> {
+    std::iter::once(sample()).chain(corpus_session()).collect()
+}
+
+/// Opens every Process and group fold, leaving the calls closed.
+const OPEN_PROCESSES: &str = "document.querySelectorAll('details.process, .tool-group > details').forEach(d => d.open = true)";
+
+/// On a phone a closed call is one line a finger tall: status glyph, tool, label cut to fit
+/// (whole in its title and once opened), duration; a failed or unknown call's reason on one
+/// more line. On a desktop nothing is cut.
+#[test]
+fn a_closed_call_is_one_line_on_a_phone_and_whole_when_opened() -> anyhow::Result<()> {
+    for path in sessions() {
+        let html = render(&path)?;
+        for (width, dark) in [(390, false), (390, true), (1280, false)] {
+            let Some(page) = open(&html, "", width, 844, true)? else {
+                return Ok(());
+            };
+            if dark {
+                emulate_media(
+                    &page,
+                    serde_json::json!({ "features": [{ "name": "prefers-color-scheme", "value": "dark" }] }),
+                )?;
+            }
+            page.eval(OPEN_PROCESSES)?;
+            let rows = page.eval(
+                "(() => {
+                  const lh = parseFloat(getComputedStyle(document.querySelector('.step.tool > details > summary')).lineHeight);
+                  return { lh, rows: [...document.querySelectorAll('.step.tool > details:not([open]) > summary')]
+                    .filter(s => s.getClientRects().length).map(s => {
+                      const r = s.getBoundingClientRect(), why = s.querySelector('.why');
+                      const head = [...s.querySelectorAll(':scope > .status, :scope > .tool-name, :scope > .tool-arg, :scope > .meta')]
+                        .filter(e => e.getClientRects().length).map(e => { const b = e.getBoundingClientRect(); return (b.top + b.bottom) / 2; });
+                      const arg = s.querySelector('.tool-arg');
+                      return { id: s.closest('li').id, height: r.height, why: why ? why.getBoundingClientRect().height : 0,
+                        spread: Math.max(...head) - Math.min(...head),
+                        cut: arg.scrollWidth > arg.clientWidth + 1,
+                        titled: !arg.textContent || arg.title === arg.textContent };
+                    }) };
+                })()",
+            )?;
+            let lh = rows["lh"].as_f64().unwrap_or(0.0);
+            let rows = rows["rows"].as_array().cloned().unwrap_or_default();
+            assert!(lh > 10.0 && rows.len() >= 3, "{width}: {lh} {rows:?}");
+            for r in &rows {
+                let height = r["height"].as_f64().unwrap_or(0.0);
+                let head = height - r["why"].as_f64().unwrap_or(0.0);
+                assert_eq!(r["titled"], true, "the whole label in its title: {r}");
+                if width < 600 {
+                    assert!(
+                        r["spread"].as_f64() < Some(lh / 2.0),
+                        "status, tool, label and duration on one line: {r}"
+                    );
+                    assert!(height >= 40.0, "a finger-sized row: {r}");
+                    assert!(head < 2.0 * lh, "one line ({lh} px a line): {r}");
+                } else {
+                    assert_eq!(r["cut"], false, "nothing cut on a desktop: {r}");
+                }
+            }
+            if width < 600 {
+                assert!(
+                    rows.iter().any(|r| r["cut"] == true),
+                    "some label is long enough to be cut at {width} px"
+                );
+                // Opened, every label reads whole.
+                page.eval(
+                    "document.querySelectorAll('.step.tool > details').forEach(d => d.open = true)",
+                )?;
+                let cut = page.eval(
+                    "[...document.querySelectorAll('.step.tool > details > summary .tool-arg')]
+                       .filter(a => a.getClientRects().length && a.scrollWidth > a.clientWidth + 1).map(a => a.closest('li').id)",
+                )?;
+                assert_eq!(cut, serde_json::json!([]), "labels cut once opened");
+            }
+            assert_eq!(page.eval(NO_SIDEWAYS_SCROLL)?, true, "{width}");
+        }
+    }
+    Ok(())
+}
+
+/// No link inside a summary (a screen reader and the keyboard would meet a link inside a
+/// toggle): each step's "#" link sits beside its fold, and deep links land with and without
+/// JavaScript.
+#[test]
+fn no_link_sits_inside_a_summary_and_step_links_land() -> anyhow::Result<()> {
+    for path in sessions() {
+        let html = render(&path)?;
+        let Some(page) = open(&html, "", 1280, 900, true)? else {
+            return Ok(());
+        };
+        // Every stored block in place, as for a print.
+        page.eval("window.dispatchEvent(new Event('beforeprint'))")?;
+        let state = page.eval(
+            "({ nested: document.querySelectorAll('summary a, summary button').length,
+                summaries: document.querySelectorAll('summary').length,
+                links: [...document.querySelectorAll('a.step-link')].filter(a => a.getAttribute('href') !== '#' + (a.previousElementSibling.id || a.parentElement.id)).length,
+                steps: document.querySelectorAll('.step.tool > details + a.step-link').length,
+                tools: document.querySelectorAll('.step.tool').length })",
+        )?;
+        assert_eq!(state["nested"], 0, "{state}");
+        assert!(state["summaries"].as_u64() > Some(5), "{state}");
+        assert_eq!(state["links"], 0, "each link names its own step: {state}");
+        assert_eq!(state["steps"], state["tools"], "{state}");
+    }
+    let report = crate::report(&sample())?;
+    let html = tracebook::render::html(&report)?;
+    for js in [true, false] {
+        let Some(page) = open(&html, "#t2-s3", 390, 844, js)? else {
+            return Ok(());
+        };
+        let state = page.eval(
+            "(() => { const t = document.getElementById('t2-s3').getBoundingClientRect();
+               return { open: document.getElementById('t2-s3').closest('details.process').open,
+                        top: t.top, inView: t.top >= 0 && t.top < innerHeight }; })()",
+        )?;
+        assert_eq!(state["open"], true, "js {js}: {state}");
+        assert_eq!(state["inView"], true, "js {js}: {state}");
+    }
+    Ok(())
+}
+
+/// Reading inside a long turn, its one-line heading stays under the toolbar (with the turn's
+/// prompt once stuck), at 1280 and 390 px, light and dark, with and without JavaScript; a deep
+/// link's target lands below toolbar and heading; on paper the heading is not sticky.
+#[test]
+fn the_current_turn_heading_stays_under_the_toolbar() -> anyhow::Result<()> {
+    let path = corpus_session().unwrap_or_else(sample);
+    let html = render(&path)?;
+    for (width, dark, js) in [
+        (1280, false, true),
+        (1280, true, true),
+        (390, false, true),
+        (390, true, true),
+        (390, false, false),
+    ] {
+        let what = format!("{width} px, dark {dark}, js {js}");
+        let Some(page) = open(&html, "", width, 844, js)? else {
+            return Ok(());
+        };
+        if dark {
+            emulate_media(
+                &page,
+                serde_json::json!({ "features": [{ "name": "prefers-color-scheme", "value": "dark" }] }),
+            )?;
+        }
+        // The turn with the most calls, every fold in it open: a long turn. Then a step in its
+        // second half, shown by its deep link.
+        let target = page.eval_str(
+            "(() => {
+              const turns = [...document.querySelectorAll('#notebook > .turn[id]:not(.stored)')];
+              const t = turns.sort((a, b) => b.querySelectorAll('.step.tool').length - a.querySelectorAll('.step.tool').length)[0];
+              t.querySelectorAll('details').forEach(d => d.open = true);
+              const steps = [...t.querySelectorAll('.step[id]')];
+              return steps[Math.floor(steps.length * 2 / 3)].id;
+            })()",
+        )?;
+        page.eval(&format!("location.hash = '#{target}'"))?;
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let state = page.eval(&format!(
+            "(() => {{
+              const bar = document.querySelector('.toolbar').getBoundingClientRect();
+              const barBottom = getComputedStyle(document.querySelector('.toolbar')).display === 'none' ? 0 : bar.bottom;
+              const el = document.getElementById('{target}'), top = el.closest('#notebook > .turn').querySelector('.turn-top');
+              const h = top.getBoundingClientRect(), t = el.getBoundingClientRect();
+              const gist = top.querySelector('.turn-gist');
+              return {{ barBottom, headTop: h.top, headBottom: h.bottom, headHeight: h.height, target: t.top,
+                lh: parseFloat(getComputedStyle(top.querySelector('.turn-head')).lineHeight),
+                gist: !!gist && gist.getClientRects().length > 0 && gist.scrollWidth > 0,
+                label: top.querySelector('.turn-head a.anchor').textContent, scrollY }};
+            }})()"
+        ))?;
+        let num = |k: &str| state[k].as_f64().unwrap_or(f64::NAN);
+        assert!(
+            num("scrollY") > 500.0,
+            "{what}: scrolled into the turn: {state}"
+        );
+        assert!(
+            (num("headTop") - num("barBottom")).abs() <= 1.5,
+            "{what}: the heading right under the toolbar: {state}"
+        );
+        assert!(
+            num("headHeight") < 2.0 * num("lh"),
+            "{what}: one line: {state}"
+        );
+        assert!(
+            num("target") >= num("headBottom") - 0.5,
+            "{what}: the target below the heading: {state}"
+        );
+        assert_eq!(
+            state["gist"], true,
+            "{what}: the prompt in the stuck heading: {state}"
+        );
+        assert_eq!(page.eval(NO_SIDEWAYS_SCROLL)?, true, "{what}");
+        page.screenshot(&format!(
+            "turn-heading-{width}-{}-{}.png",
+            if dark { "dark" } else { "light" },
+            if js { "js" } else { "nojs" }
+        ))?;
+        emulate_media(&page, serde_json::json!({ "media": "print" }))?;
+        let printed = page.eval(&format!(
+            "(() => {{ const top = document.getElementById('{target}').closest('#notebook > .turn').querySelector('.turn-top');
+               return [getComputedStyle(top).position, getComputedStyle(top.querySelector('.turn-gist')).display].join(); }})()"
+        ))?;
+        assert_eq!(printed, "static,none", "{what}: on paper");
     }
     Ok(())
 }
