@@ -1096,13 +1096,20 @@ const OPEN_PROCESSES: &str = "document.querySelectorAll('details.process, .tool-
 
 /// On a phone a closed call is one line a finger tall: status glyph, tool, label cut to fit
 /// (whole in its title and once opened), duration; a failed or unknown call's reason on one
-/// more line. On a desktop nothing is cut.
+/// more line; light, dark and with JavaScript off, and on a touch screen an opened call's "#"
+/// link and a reasoning fold are finger-sized too. On a desktop nothing is cut. Screenshots
+/// go to target/.
 #[test]
 fn a_closed_call_is_one_line_on_a_phone_and_whole_when_opened() -> anyhow::Result<()> {
     for path in sessions() {
         let html = render(&path)?;
-        for (width, dark) in [(390, false), (390, true), (1280, false)] {
-            let Some(page) = open(&html, "", width, 844, true)? else {
+        for (width, dark, js) in [
+            (390, false, true),
+            (390, true, true),
+            (390, false, false),
+            (1280, false, true),
+        ] {
+            let Some(page) = open(&html, "", width, 844, js)? else {
                 return Ok(());
             };
             if dark {
@@ -1110,6 +1117,15 @@ fn a_closed_call_is_one_line_on_a_phone_and_whole_when_opened() -> anyhow::Resul
                     &page,
                     serde_json::json!({ "features": [{ "name": "prefers-color-scheme", "value": "dark" }] }),
                 )?;
+            }
+            if width < 600 {
+                // A touch screen: controls a finger tall.
+                let touch: headless_chrome::protocol::cdp::Emulation::SetTouchEmulationEnabled =
+                    serde_json::from_value(
+                        serde_json::json!({ "enabled": true, "maxTouchPoints": 5 }),
+                    )?;
+                page.tab.call_method(touch)?;
+                assert_eq!(page.eval("matchMedia('(pointer: coarse)').matches")?, true);
             }
             page.eval(OPEN_PROCESSES)?;
             let rows = page.eval(
@@ -1160,8 +1176,34 @@ fn a_closed_call_is_one_line_on_a_phone_and_whole_when_opened() -> anyhow::Resul
                        .filter(a => a.getClientRects().length && a.scrollWidth > a.clientWidth + 1).map(a => a.closest('li').id)",
                 )?;
                 assert_eq!(cut, serde_json::json!([]), "labels cut once opened");
+                // The "#" link of an opened call and a reasoning step's fold are finger-sized.
+                let small = page.eval(
+                    "[...document.querySelectorAll('.step.tool > a.step-link, .step.thinking > details > summary')]
+                       .filter(e => e.getClientRects().length).map(e => e.getBoundingClientRect())
+                       .filter(r => r.height < 40 || r.width < 40).length",
+                )?;
+                assert_eq!(small, 0, "touch targets under 40 px");
             }
             assert_eq!(page.eval(NO_SIDEWAYS_SCROLL)?, true, "{width}");
+            page.eval(
+                "(() => { document.querySelectorAll('.step.tool > details').forEach(d => d.open = false);
+                   const turns = [...document.querySelectorAll('#notebook > .turn[id]')];
+                   const t = turns.sort((a, b) => b.querySelectorAll('.step.tool').length - a.querySelectorAll('.step.tool').length)[0];
+                   t.querySelector('details.process').scrollIntoView({ block: 'start' }); })()",
+            )?;
+            let name = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("session");
+            let theme = match (dark, js) {
+                (true, _) => "dark",
+                (false, true) => "light",
+                (false, false) => "nojs",
+            };
+            page.screenshot(&format!(
+                "calls-{width}-{theme}-{}.png",
+                &name[..name.len().min(12)]
+            ))?;
         }
     }
     Ok(())
