@@ -583,6 +583,26 @@
       }, { rootMargin: "-20% 0px -70% 0px" });
       all("#notebook > .turn[id]").forEach(function (t) { spy.observe(t); });
     }
+    // The heading held under the toolbar (CSS holds it) is marked, so it shows the turn's
+    // prompt in browsers whose CSS cannot tell that a heading is held.
+    var held = null, heldQueued = false, notebook = $("notebook");
+    var markHeld = function () {
+      heldQueued = false;
+      var line = bar ? bar.getBoundingClientRect().bottom : 0, box = notebook && notebook.getBoundingClientRect();
+      var at = box && doc.elementFromPoint(box.left + Math.min(24, box.width / 2), Math.max(0, line) + 2);
+      var turn = at && at.closest("#notebook > .turn"), top = turn && turn.querySelector(":scope > .turn-top");
+      if (top && !(turn.getBoundingClientRect().top < line - 1 && Math.abs(top.getBoundingClientRect().top - line) < 2)) top = null;
+      if (top === held) return;
+      if (held) held.classList.remove("held");
+      if (top) top.classList.add("held");
+      held = top;
+    };
+    if (notebook && doc.elementFromPoint) {
+      window.addEventListener("scroll", function () {
+        if (!heldQueued) { heldQueued = true; requestAnimationFrame(markHeld); }
+      }, { passive: true });
+      markHeld();
+    }
     var filtersToggle = $("f-toggle");
     if (filtersToggle && bar) {
       filtersToggle.addEventListener("click", function () {

@@ -1297,6 +1297,8 @@ fn the_current_turn_heading_stays_under_the_toolbar() -> anyhow::Result<()> {
               return {{ barBottom, headTop: h.top, headBottom: h.bottom, headHeight: h.height, target: t.top,
                 lh: parseFloat(getComputedStyle(top.querySelector('.turn-head')).lineHeight),
                 gist: !!gist && gist.getClientRects().length > 0 && gist.scrollWidth > 0,
+                held: [...document.querySelectorAll('.turn-top.held')].map(e => e === top),
+                listed: [...document.querySelectorAll('.toc a[aria-current=true]')].map(a => a.getAttribute('href') === '#' + top.parentElement.id),
                 label: top.querySelector('.turn-head a.anchor').textContent, scrollY }};
             }})()"
         ))?;
@@ -1321,6 +1323,15 @@ fn the_current_turn_heading_stays_under_the_toolbar() -> anyhow::Result<()> {
             state["gist"], true,
             "{what}: the prompt in the stuck heading: {state}"
         );
+        // The script marks the held heading too, for browsers whose CSS cannot tell.
+        let held = if js {
+            serde_json::json!([true])
+        } else {
+            serde_json::json!([])
+        };
+        assert_eq!(state["held"], held, "{what}: {state}");
+        // The turn list marks the same turn as the one in view.
+        assert_eq!(state["listed"], held, "{what}: {state}");
         assert_eq!(page.eval(NO_SIDEWAYS_SCROLL)?, true, "{what}");
         page.screenshot(&format!(
             "turn-heading-{width}-{}-{}.png",
