@@ -16,9 +16,13 @@
   // zstd-compressed in data blocks, each leaving a stub, and so is the turn list past its first
   // entries; the page carries fzstd to read them. The blocks are taken out of the document at
   // load (keeping it small) and decoded into place when the reader scrolls to a stub or to the
-  // end of the turn list, opens a Process, follows a link into a stored turn, searches or
-  // filters.
-  var stored = {}, parents = {}, blockOf = {}, decoded = {}, texts = {}, watcher = null;
+  // end of the turn list, opens a Process, follows a link into a stored turn, or reaches a
+  // match with search. A filter counts stored turns from their stubs (each stored turn's line
+  // carries the census of its steps' kinds and statuses) and shows the stubs that hold a match,
+  // so they are decoded as the reader scrolls to them like any other.
+  var stored = {}, parents = {}, blockOf = {}, texts = {}, watcher = null;
+  // The blocks whose stub or placeholder is near the view, placed one at a time.
+  var near = {}, pumping = false;
   // Watches which turn is in view, for the turn list.
   var spy = null;
   function collectStored() {
@@ -32,7 +36,11 @@
     });
     if (window.IntersectionObserver && window.fzstd) {
       watcher = new IntersectionObserver(function (seen) {
-        seen.forEach(function (e) { if (e.isIntersecting) open(e.target.getAttribute("data-block")); });
+        seen.forEach(function (e) {
+          var id = e.target.getAttribute("data-block");
+          if (e.isIntersecting) near[id] = true; else delete near[id];
+        });
+        pump();
       }, { rootMargin: "1500px 0px" });
     }
     hold(doc);
@@ -40,8 +48,27 @@
       s.getAttribute("data-turns").split(" ").forEach(function (t) { blockOf[t] = s.getAttribute("data-block"); });
     });
     // A stub is decoded as it nears the view; so is the rest of the turn list, as the reader
-    // scrolls the list to its end.
-    if (watcher) all("section.turn.stored, ol.toc-stored").forEach(function (s) { watcher.observe(s); });
+    // scrolls the list to its end, and a turn's stored steps once its Process is open.
+    if (watcher) all("section.turn.stored, ol.toc-stored, ol.steps.lazy").forEach(function (s) { watcher.observe(s); });
+  }
+  // Places the blocks near the view one at a time, decoding in one task and placing in the
+  // next, so no task does more than one block's work however many stubs come near at once (a
+  // filter that hides most turns brings many together); a block that has left the view by
+  // then waits, decoded.
+  function pump() {
+    if (pumping) return;
+    var id = Object.keys(near).filter(function (b) { return b in stored; })[0];
+    if (!id) return;
+    pumping = true;
+    setTimeout(function () {
+      for (var b = id; b; b = parents[b] in stored ? parents[b] : null) htmlOf(b);
+      setTimeout(function () {
+        pumping = false;
+        if (near[id]) placeNow(id);
+        delete near[id];
+        pump();
+      }, 0);
+    }, 0);
   }
   function storedIds() { return Object.keys(stored); }
   // Where a block stands in the document now: its stubs, or its steps' placeholder. Kept by
@@ -62,10 +89,6 @@
     for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
     return new TextDecoder().decode(window.fzstd.decompress(bytes));
   }
-  function decode(id) {
-    if (!decoded[id]) decoded[id] = new Promise(function (done) { done(inflate(id)); });
-    return decoded[id];
-  }
   // The blocks' HTML was written and sanitized by tracebook like the rest of the page.
   function place(id, html) {
     var at = holders(id);
@@ -75,23 +98,32 @@
     t.innerHTML = html;
     localTimes(t.content);
     hold(t.content);
+    // A filter on: what the block holds is filtered before it shows.
+    if (filter) {
+      all(FILTERED, t.content).forEach(filterOne);
+      if (at[0].classList.contains("toc-stored")) tocShown(t.content, ":scope > li");
+    }
     var nodes = Array.prototype.slice.call(t.content.childNodes);
     var placedTurns = all(":scope > .turn[id]", t.content);
+    var lazy = all("ol.steps.lazy", t.content);
     at[0].parentNode.insertBefore(t.content, at[0]);
     searchPlaced(id, nodes);
     if (spy) placedTurns.forEach(function (s) { spy.observe(s); });
+    if (watcher) lazy.forEach(function (s) { watcher.observe(s); });
     at.forEach(function (h) {
       if (watcher) watcher.unobserve(h);
       h.parentNode.removeChild(h);
     });
     delete holding[id];
   }
-  // Decodes and places a block, after the block that holds its placeholder.
+  // Decodes a block in one task and places it in the next, after the block that holds its
+  // placeholder.
+  function later() { return new Promise(function (done) { setTimeout(done, 0); }); }
   function open(id) {
     if (!(id in stored) || !window.fzstd) return Promise.resolve();
     var first = parents[id] in stored ? open(parents[id]) : Promise.resolve();
-    return first.then(function () { return decode(id); })
-      .then(function (html) { place(id, html); }, function () { /* left stored */ });
+    return first.then(later).then(function () { htmlOf(id); }).then(later)
+      .then(function () { placeNow(id); });
   }
   // Every block in place at once, before a print lays the page out: outer blocks first, then
   // the steps blocks they held.
@@ -122,7 +154,8 @@
           setTimeout(next, 0);
         } else done(true);
       }
-      next();
+      // In a task of its own: the work that started it (a search marking the page) had its own.
+      setTimeout(next, 0);
     });
   }
   function stopWork() {
@@ -136,15 +169,6 @@
   function htmlOf(id) {
     if (html[id] === undefined) { try { html[id] = inflate(id); } catch (e) { html[id] = ""; } }
     return html[id];
-  }
-  // Sliced work that places blocks: each block decoded in one step and placed in the next.
-  function placing(ids) {
-    var steps = [];
-    ids.forEach(function (id) {
-      steps.push(function () { htmlOf(id); });
-      steps.push(function () { placeNow(id); });
-    });
-    return steps;
   }
   function run(step) { step(); }
   // Places a block now (after the block holding its placeholder), for sliced work.
@@ -181,11 +205,12 @@
   }
   // The stored block that holds element `id` when it is not in the document yet: its turn's
   // block, or the block of its turn's steps.
-  // A stub's line for a stored turn carries the turn's id, so links land with scripts off:
-  // an element inside a stub is not the turn.
+  // A stub's line for a stored turn carries the turn's id, and an empty anchor for each id
+  // inside the turn (a stored steps placeholder, one for each id inside the steps), so links
+  // land with scripts off: such an element is not the one linked to.
   function placed(id) {
     var el = $(id);
-    return el && !el.closest("section.turn.stored") ? el : null;
+    return el && !el.closest("section.turn.stored, ol.steps.lazy") ? el : null;
   }
   function blockFor(id) {
     if (placed(id)) return null;
@@ -198,13 +223,56 @@
   function reveal(id) {
     var block = id && blockFor(id);
     if (block) { open(block).then(function () { if (!(block in stored)) reveal(id); }); return; }
-    var el = id && $(id);
-    if (!el) return;
+    var el = id && (placed(id) || $(id));
+    if (!el) { if (id) missing(id); return; }
+    notice("");
     openAround(el);
     if (el.firstElementChild && el.firstElementChild.tagName === "DETAILS") el.firstElementChild.open = true;
     all(".targeted").forEach(function (o) { o.classList.remove("targeted"); });
     el.classList.add("targeted");
     el.scrollIntoView({ block: "start" });
+  }
+  // A link to a turn or step the notebook does not hold says so near the top, until
+  // dismissed or another link lands; turns and steps decoded first.
+  function missing(id) {
+    var m = /^t(\d+)(?:-s(\d+))?(?:$|-)/.exec(id);
+    if (!m) return;
+    var turn = "t" + m[1];
+    if (!$(turn)) notice("This notebook has no turn " + m[1] + keeps() + ".");
+    else if (m[2] && !$(turn + "-s" + m[2])) notice("This notebook has no step " + m[2] + " in turn " + m[1] + ".");
+    else notice("This notebook has nothing at #" + id + " in turn " + m[1] + ".");
+  }
+  // The turns the notebook holds, in words: " (it keeps turns 3–7)".
+  function keeps() {
+    var ns = all("#notebook > .turn[id]").map(function (t) { return t.id; }).concat(Object.keys(blockOf))
+      .map(function (t) { return parseInt(t.slice(1), 10); }).filter(function (n) { return n > 0; });
+    if (!ns.length) return "";
+    var lo = Math.min.apply(null, ns), hi = Math.max.apply(null, ns);
+    return lo === hi ? " (it keeps turn " + lo + ")" : " (it keeps turns " + lo + "–" + hi + ")";
+  }
+  var noticed = null;
+  function notice(text) {
+    if (!text) { if (noticed) noticed.hidden = true; return; }
+    var book = $("notebook");
+    if (!book) return;
+    if (!noticed) {
+      noticed = doc.createElement("div");
+      noticed.className = "link-notice";
+      noticed.setAttribute("role", "status");
+      var said = doc.createElement("span"), close = doc.createElement("button");
+      close.type = "button";
+      close.textContent = "Dismiss";
+      close.setAttribute("aria-label", "Dismiss this notice");
+      close.addEventListener("click", function () { noticed.hidden = true; });
+      noticed.appendChild(said);
+      noticed.appendChild(close);
+      book.insertBefore(noticed, book.firstChild);
+    }
+    noticed.hidden = false;
+    // Written once the region is in the document, so screen readers announce it.
+    var said = noticed.firstChild;
+    said.textContent = "";
+    setTimeout(function () { said.textContent = text; }, 50);
   }
   function fromHash() {
     try { reveal(decodeURIComponent(location.hash.slice(1))); } catch (e) { /* bad hash */ }
@@ -289,18 +357,28 @@
     hits = []; current = -1;
   }
   // Runs of text searched as one: each text node alone, except the nodes of one <pre>. A
-  // stub's lines and notes are not searched: the stored block they stand for is.
+  // stub's lines and notes are not searched: the stored block they stand for is. One walk
+  // down the tree, leaving out those subtrees whole (asking each text node for its ancestors
+  // costs more than the search on a large page).
+  function skipped(el) {
+    var tag = el.tagName, c = el.classList;
+    return tag === "BUTTON" || tag === "SCRIPT" || tag === "TEMPLATE" || c.contains("lazy-note") ||
+      c.contains("link-notice") || (tag === "SECTION" && c.contains("stored"));
+  }
   function textRuns(root) {
-    var walker = doc.createTreeWalker(root, NodeFilter.SHOW_TEXT, null);
-    var runs = [], run = null, lastPre = null, n;
-    while ((n = walker.nextNode())) {
-      var el = n.parentElement;
-      if (el && el.closest("button, script, section.turn.stored, .lazy-note")) continue;
-      var pre = el && el.closest("pre");
-      if (!pre || pre !== lastPre) { run = { nodes: [], starts: [], text: "" }; runs.push(run); }
-      lastPre = pre;
-      run.nodes.push(n); run.starts.push(run.text.length); run.text += n.nodeValue;
+    var runs = [];
+    function fresh() { var r = { nodes: [], starts: [], text: "" }; runs.push(r); return r; }
+    function walk(el, run) {
+      for (var c = el.firstChild; c; c = c.nextSibling) {
+        if (c.nodeType === 3) {
+          var r = run || fresh();
+          r.nodes.push(c); r.starts.push(r.text.length); r.text += c.nodeValue;
+        } else if (c.nodeType === 1 && !skipped(c)) {
+          walk(c, run || (c.tagName === "PRE" ? fresh() : null));
+        }
+      }
     }
+    if (!skipped(root)) walk(root, root.tagName === "PRE" ? fresh() : null);
     return runs;
   }
   function markRun(run, q, list) {
@@ -335,15 +413,20 @@
   // list of hits as placeholders, at the place of the block's stub, until Enter or ↑/↓
   // reaches one. Then that block alone is decoded and placed, and its matches marked.
   var searching = 0, query = "";
+  // Only the parts whose text holds the query are walked: most of a large page has none.
   function marksIn(nodes, q) {
     var list = [];
-    nodes.forEach(function (n) {
-      if (n.nodeType !== 1) return;
-      var runs = textRuns(n);
-      for (var i = 0; i < runs.length && list.length < MAX_HITS; i++) {
-        if (runs[i].text.toLowerCase().indexOf(q) >= 0) markRun(runs[i], q, list);
+    function mark(run) { if (list.length < MAX_HITS && run.text.toLowerCase().indexOf(q) >= 0) markRun(run, q, list); }
+    function scan(el) {
+      if (list.length >= MAX_HITS || skipped(el) || el.textContent.toLowerCase().indexOf(q) < 0) return;
+      if (el.tagName === "PRE" || !el.firstElementChild) { textRuns(el).forEach(mark); return; }
+      for (var c = el.firstChild, next; c; c = next) {
+        next = c.nextSibling;
+        if (c.nodeType === 1) scan(c);
+        else if (c.nodeType === 3) mark({ nodes: [c], starts: [0], text: c.nodeValue });
       }
-    });
+    }
+    nodes.forEach(function (n) { if (n.nodeType === 1) scan(n); });
     return list;
   }
   // Where a stored block stands: its stub or placeholder, else the block that holds it.
@@ -450,71 +533,102 @@
     showCount();
   }
 
-  // Filters: status and step kind narrow the steps shown; turns without a match hide.
+  // Filters: status and step kind narrow the steps shown; turns without a match hide. Only
+  // what is placed is filtered: a stored turn's line in its stub, and a turn's stored steps,
+  // match by their census ("edit.error:2 message:3"), so the count is exact without decoding,
+  // and the stubs that hold a match show, to be decoded as they near the view.
+  var filter = null;
+  var FILTERED = ".step, .stored-turns > li[data-census], ol.steps.lazy";
   function applyFilters() {
     var status = value("f-status"), kind = value("f-kind");
-    if ((status || kind) && storedIds().length) {
-      // Open the stored turns that hold such steps, then filter the page.
-      // A block is opened when one of its stubs has a step of the status and of the kind;
-      // the steps blocks inside it are weighed once it is placed.
-      var has = function (h, attr, value) {
-        return !value || (" " + h.getAttribute(attr) + " ").indexOf(" " + value + " ") >= 0;
-      };
-      var before = storedIds().length;
-      sliced(placing(storedIds().filter(function (id) {
-        return holders(id).some(function (h) {
-          return has(h, "data-statuses", status) && has(h, "data-kinds", kind);
-        });
-      })), run, "filtering").then(function (all) {
-        if (!all) return;
-        if (storedIds().length < before) applyFilters(); else filterPage();
-      });
-      return;
-    }
-    filterPage();
+    filter = status || kind ? { status: status, kind: kind } : null;
+    return filterPage();
   }
   function value(id) { var el = $(id); return el ? el.value : ""; }
-  // Review mode: what the filter found, counted, in words.
-  function filterSummary(status, kind) {
+  // How many steps a census holds that the filter keeps.
+  function censusCount(census, f) {
+    var n = 0;
+    (census || "").split(" ").forEach(function (e) {
+      var colon = e.lastIndexOf(":"), key = e.slice(0, colon).split(".");
+      if (colon > 0 && (!f.kind || key[0] === f.kind) && (!f.status || key[1] === f.status)) n += parseInt(e.slice(colon + 1), 10) || 0;
+    });
+    return n;
+  }
+  function filterOne(s) {
+    var f = filter;
+    if (!f) return;
+    if (s.classList.contains("step")) {
+      if ((f.kind && s.getAttribute("data-kind") !== f.kind) || (f.status && s.getAttribute("data-status") !== f.status)) return;
+      // A matching call opens, so what failed reads at once.
+      if (s.classList.contains("tool") && s.firstElementChild && s.firstElementChild.tagName === "DETAILS") s.firstElementChild.open = true;
+    } else {
+      s.matched = censusCount(s.getAttribute("data-census"), f);
+      if (!s.matched) return;
+    }
+    s.classList.add("shown");
+    for (var p = s.parentElement; p; p = p.parentElement) {
+      if (p.tagName === "DETAILS") p.open = true;
+      if (p.classList.contains("turn") || p.classList.contains("tool-group") ||
+          p.classList.contains("step") || p.classList.contains("subagent-wrap")) p.classList.add("shown");
+    }
+  }
+  // Review mode: what the filter found, counted, in words: the steps shown, and the stored
+  // ones their stubs count.
+  function filterWords(status, kind) {
     var words = { error: ["failed call", "failed calls"], unknown: ["call with unknown status", "calls with unknown status"],
       ok: ["call that worked", "calls that worked"], message: ["message", "messages"], thinking: ["reasoning step", "reasoning steps"] };
     var w = !kind ? words[status] : words[kind] || [kind + " call", kind + " calls"];
     if (kind && status) w = [w[0] + " (" + status + ")", w[1] + " (" + status + ")"];
-    var n = all(kind ? "#notebook .step.shown" : "#notebook .step.tool.shown").length;
-    var turns = all("#notebook > .turn.shown").length;
-    if (!n) return "No " + w[1] + " in this notebook";
+    return w;
+  }
+  function counted(n, turns, w) {
     return n + " " + w[n === 1 ? 0 : 1] + " in " + turns + (turns === 1 ? " turn" : " turns");
   }
+  function filterSummary(status, kind) {
+    var w = filterWords(status, kind);
+    // A call shows when a step inside it (a subagent's) matched: only the matches count.
+    var n = all("#notebook .step.shown" + (kind ? "[data-kind='" + kind + "']" : "") +
+      (status ? "[data-status='" + status + "']" : "")).length;
+    var turns = all("#notebook > .turn.shown:not(.stored)").length;
+    all("#notebook .stored-turns > li.shown, #notebook ol.steps.lazy.shown").forEach(function (s) {
+      n += s.matched || 0;
+      if (s.tagName === "LI") turns++;
+    });
+    // Each stub says what it holds, until it is decoded.
+    all("#notebook > section.turn.stored.shown").forEach(function (stub) {
+      var lines = all(".stored-turns > li.shown", stub), k = 0;
+      lines.forEach(function (li) { k += li.matched || 0; });
+      var note = stub.querySelector(".stub-count") || doc.createElement("p");
+      note.className = "stub-count";
+      note.textContent = counted(k, lines.length, w) + " stored here: shown as you scroll to them.";
+      var head = stub.querySelector(".turn-head");
+      if (!note.parentNode && head) head.parentNode.insertBefore(note, head.nextSibling);
+    });
+    if (!n) return "No " + w[1] + " in this notebook";
+    return counted(n, turns, w);
+  }
+  // The turn list keeps the turns that matched.
+  function tocShown(scope, lines) {
+    all(lines || ".toc li", scope).forEach(function (li) {
+      var a = li.querySelector("a[href^='#t']"), t = a && $(a.getAttribute("href").slice(1));
+      if (t && t.classList.contains("shown")) li.classList.add("shown");
+    });
+  }
   function filterPage() {
-    var status = value("f-status"), kind = value("f-kind");
+    var status = filter ? filter.status : "", kind = filter ? filter.kind : "";
     var view = $("f-view") ? $("f-view").value : "full";
     doc.body.classList.toggle("view-conversation", view === "conversation");
-    var active = !!(status || kind);
-    doc.body.classList.toggle("filtering", active);
+    doc.body.classList.toggle("filtering", !!filter);
     all(".shown").forEach(function (e) { e.classList.remove("shown"); });
+    all(".stub-count").forEach(function (e) { e.parentNode.removeChild(e); });
     var fc = $("f-count");
     if (fc) fc.textContent = "";
-    if (!active) return Promise.resolve(true);
-    return sliced(all("#notebook .step"), function (s) {
-      var ok = (!kind || s.getAttribute("data-kind") === kind) &&
-        (!status || s.getAttribute("data-status") === status);
-      if (!ok) return;
-      s.classList.add("shown");
-      // A matching call opens, so what failed reads at once.
-      if (s.classList.contains("tool") && s.firstElementChild && s.firstElementChild.tagName === "DETAILS") s.firstElementChild.open = true;
-      for (var p = s.parentElement; p; p = p.parentElement) {
-        if (p.tagName === "DETAILS") p.open = true;
-        if (p.classList.contains("turn") || p.classList.contains("tool-group") ||
-            p.classList.contains("step") || p.classList.contains("subagent-wrap")) p.classList.add("shown");
-      }
-    }, "filtering").then(function (done) {
-      if (!done) return done;
+    if (!filter) return Promise.resolve(true);
+    var mine = filter;
+    return sliced(all(FILTERED, $("notebook")), filterOne, "filtering").then(function (done) {
+      if (!done || filter !== mine) return false;
       $("q-count").textContent = "";
-      // The turn list keeps the turns that matched.
-      all(".toc li").forEach(function (li) {
-        var a = li.querySelector("a[href^='#t']"), t = a && $(a.getAttribute("href").slice(1));
-        if (t && t.classList.contains("shown")) li.classList.add("shown");
-      });
+      tocShown();
       if (fc) fc.textContent = filterSummary(status, kind);
       return done;
     });
@@ -619,8 +733,9 @@
         setTheme(themes[(themes.indexOf(now) + 1) % themes.length]);
       });
     }
-    // Opening a turn's Process decodes its stored steps.
-    doc.addEventListener("toggle", function (e) {
+    // Opening a turn's Process decodes its stored steps (as it nears the view, when the
+    // browser can tell).
+    if (!watcher) doc.addEventListener("toggle", function (e) {
       var d = e.target;
       if (d.open && d.classList && d.classList.contains("process")) {
         var ol = d.querySelector("ol.steps.lazy");

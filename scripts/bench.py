@@ -5,7 +5,7 @@ in one table.
 usage: scripts/bench.py [--harness claude-code,codex,gemini-cli,opencode] [--sizes 1,10,100]
                         [--targets LIST|all] [--runs 3] [--out DIR] [--exe PATH]
                         [--batch N] [--peer claude-code-log] [--peer-venv DIR]
-                        [--no-browser] [--stages] [--cores N]
+                        [--no-browser] [--stages] [--cores N] [--page FILE]
 
 The targets (`--targets`, comma-separated; default: every one the chosen sizes allow except
 `shapes` and `batch`, which take minutes):
@@ -20,6 +20,12 @@ The targets (`--targets`, comma-separated; default: every one the chosen sizes a
   pseudonyms, keyed at random for each report, are renamed in order of appearance);
 - `paint`: first contentful paint of the 100 MB notebook in headless Chromium, against the
   1 MB one's (≤ 1.25×); needs Chromium and both sizes;
+- `responsive`: the longest main-thread task (the browser's long-task timing, read over the
+  DevTools protocol) while the 100 MB Claude Code notebook in headless Chromium searches for
+  a common term and for a rare one, filters on Status = error and Status = unknown, and
+  scrolls 40 screens through the errors, each on a freshly loaded page (≤ 200 ms); with the
+  total of the long tasks, the time until the page answered and its element count after.
+  Needs Chromium and the 100 MB size; `--page FILE` measures a notebook written elsewhere;
 - `shapes`: a Claude Code session of one 200 MB line, and one of two million tiny lines
   (one million turns): peak ≤ 1.5× the input;
 - `batch`: `render --all` over `--batch N` generated Claude Code sessions (default 40, about
@@ -60,8 +66,9 @@ ROOT = Path(__file__).resolve().parent.parent
 HARNESSES = ["claude-code", "codex", "gemini-cli", "opencode"]
 # --turns giving about 1, 10 and 100 MB sessions, and the subagent counts used in perf.md.
 SIZES = {1: (20, 1), 10: (200, 13), 100: (1880, 125)}
-TARGETS = ["throughput", "small", "memory", "size", "threads", "paint", "shapes", "batch", "peer"]
-DEFAULT_TARGETS = ["throughput", "small", "memory", "size", "threads", "paint", "peer"]
+TARGETS = ["throughput", "small", "memory", "size", "threads", "paint", "responsive", "shapes",
+           "batch", "peer"]
+DEFAULT_TARGETS = ["throughput", "small", "memory", "size", "threads", "paint", "responsive", "peer"]
 
 
 class Run:
@@ -160,6 +167,175 @@ def paint_times(browser: str, page: Path, runs: int) -> tuple[float, float] | No
     if len(paints) < 2:
         return None
     return statistics.median(paints[1:]), statistics.median(loads[1:])
+
+
+class Cdp:
+    """Headless Chromium driven over the DevTools protocol on a pipe (`--remote-debugging-pipe`:
+    the browser reads commands on its fd 3 and writes answers on fd 4, each JSON message ended
+    by a NUL byte), so only the standard library is needed."""
+
+    def __init__(self, browser: str, width: int = 1280, height: int = 900):
+        self.profile = tempfile.TemporaryDirectory()
+        to_child, self._out = os.pipe()
+        self._in, from_child = os.pipe()
+        args = [browser, "--headless", "--no-sandbox", "--disable-gpu",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--no-first-run", "--hide-scrollbars", f"--user-data-dir={self.profile.name}",
+                f"--window-size={width},{height}", "--remote-debugging-pipe", "about:blank"]
+        # The pipe's ends go to fds 3 and 4 in the child, from copies numbered past them.
+        import fcntl
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (to_child, from_child)]
+
+        def place() -> None:
+            os.dup2(high[0], 3)
+            os.dup2(high[1], 4)
+
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     close_fds=False, preexec_fn=place)
+        for fd in high + [to_child, from_child]:
+            os.close(fd)
+        self._buf, self._id, self.events = b"", 0, []
+        target = self.call("Target.createTarget", url="about:blank")["targetId"]
+        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        self.call("Page.enable", session=True)
+        self.call("Emulation.setDeviceMetricsOverride", session=True, width=width, height=height,
+                  deviceScaleFactor=1, mobile=False)
+
+    def _read(self, timeout: float) -> dict | None:
+        import select
+        while b"\0" not in self._buf:
+            ready, _, _ = select.select([self._in], [], [], timeout)
+            if not ready:
+                return None
+            chunk = os.read(self._in, 1 << 20)
+            if not chunk:
+                raise RuntimeError("Chromium closed the pipe")
+            self._buf += chunk
+        msg, _, self._buf = self._buf.partition(b"\0")
+        return json.loads(msg)
+
+    def call(self, method: str, session: bool = False, timeout: float = 120, **params) -> dict:
+        self._id += 1
+        msg = {"id": self._id, "method": method, "params": params}
+        if session:
+            msg["sessionId"] = self.session
+        os.write(self._out, json.dumps(msg).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self._read(max(0.0, deadline - time.monotonic()))
+            if got is None:
+                raise TimeoutError(method)
+            if got.get("id") == self._id:
+                if "error" in got:
+                    raise RuntimeError(f"{method}: {got['error']}")
+                return got.get("result", {})
+            self.events.append(got)
+
+    def eval(self, expr: str, timeout: float = 120):
+        got = self.call("Runtime.evaluate", session=True, timeout=timeout, expression=expr,
+                        returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in got:
+            raise RuntimeError(f"{expr}: {got['exceptionDetails']}")
+        return got["result"].get("value")
+
+    def load(self, url: str) -> None:
+        self.events = [e for e in self.events if e.get("method") != "Page.loadEventFired"]
+        self.call("Page.navigate", session=True, url=url)
+        deadline = time.monotonic() + 120
+        while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
+            got = self._read(max(0.0, deadline - time.monotonic()))
+            if got is None:
+                raise TimeoutError(f"loading {url}")
+            self.events.append(got)
+
+    def close(self) -> None:
+        try:
+            self.call("Browser.close", timeout=10)
+        except (OSError, RuntimeError, TimeoutError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        os.close(self._in)
+        os.close(self._out)
+        self.profile.cleanup()
+
+
+# What the responsive target does on the page, and when the page has answered: a search
+# typed and run with Enter (it has answered when the count line reads "n of m" or "no
+# matches", the match shown), or a status filter chosen (when the review's count line is
+# written and no work is under way).
+SEARCH = """(() => {{ const q = document.getElementById('q'); q.value = {q};
+  q.dispatchEvent(new KeyboardEvent('keydown', {{ key: 'Enter', bubbles: true }})); }})()"""
+SEARCHED = "/^(\\d+ of \\d+\\+?|no matches)$/.test(document.getElementById('q-count').textContent)"
+FILTER = """(() => {{ const s = document.getElementById('f-status'); s.value = {status};
+  s.dispatchEvent(new Event('change')); }})()"""
+FILTERED = ("document.getElementById('f-count').textContent !== '' && "
+            "!/…/.test(document.getElementById('q-count').textContent)")
+# Reading on in review mode: a screen further every 100 ms, 40 times.
+SCROLL = """; (() => { let n = 0; const t = setInterval(() => { scrollBy(0, innerHeight);
+  if (++n === 40) { clearInterval(t); window.__scrolled = true; } }, 100); })()"""
+RESPONSIVE_CASES = [
+    ("search \"timer.py\"", SEARCH.format(q=json.dumps("timer.py")), SEARCHED),
+    ("search \"116639 tokens\"", SEARCH.format(q=json.dumps("116639 tokens")), SEARCHED),
+    ("Status = error", FILTER.format(status=json.dumps("error")), FILTERED),
+    ("Status = unknown", FILTER.format(status=json.dumps("unknown")), FILTERED),
+    ("Status = error, then 40 screens scrolled", FILTER.format(status=json.dumps("error")) + SCROLL,
+     "window.__scrolled === true && " + FILTERED),
+]
+# Every long task (over 50 ms) of the page from its first script on, kept for reading.
+LONG_TASKS = """window.__long = [];
+new PerformanceObserver(l => l.getEntries().forEach(e => __long.push([e.startTime, e.duration])))
+  .observe({ type: 'longtask', buffered: true });"""
+
+
+def long_tasks(browser: str, page: Path, runs: int, settle: float = 1.5) -> list[dict]:
+    """For each responsive case, on a freshly loaded page each run: the longest task (ms), the
+    sum of the long tasks, the milliseconds until the page answered, and the document's element
+    count once it settled (what was inserted). Tasks are counted from the action until `settle`
+    seconds after the answer, so work the answer sets off (stored turns placed as they near the
+    view) counts too."""
+    results = []
+    cdp = Cdp(browser)
+    try:
+        cdp.call("Page.addScriptToEvaluateOnNewDocument", session=True, source=LONG_TASKS)
+        for name, action, answered in RESPONSIVE_CASES:
+            seen = []
+            for _ in range(runs):
+                cdp.load(page.as_uri())
+                # The page's own start-up settles before the action.
+                time.sleep(1.0)
+                start = cdp.eval("performance.now()")
+                cdp.eval(action)
+                deadline = time.monotonic() + 120
+                while not cdp.eval(answered) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                done = cdp.eval("performance.now()")
+                time.sleep(settle)
+                tasks = [d for t, d in cdp.eval("__long") if t + d >= start]
+                seen.append({"longest": max(tasks, default=0.0), "total": sum(tasks),
+                             "answer": done - start,
+                             "nodes": cdp.eval("document.getElementsByTagName('*').length")})
+            results.append({"case": name, "runs": seen})
+    finally:
+        cdp.close()
+    return results
+
+
+def responsive_rows(label: str, results: list[dict]) -> list[dict[str, str]]:
+    rows = []
+    for r in results:
+        runs = r["runs"]
+        longest = [x["longest"] for x in runs]
+        med = statistics.median(longest)
+        rows.append(row("longest task", f"{label}: {r['case']}",
+                        f"{med:.0f} ms (runs {min(longest):.0f}–{max(longest):.0f}; long tasks "
+                        f"{statistics.median(x['total'] for x in runs):.0f} ms in all; answered in "
+                        f"{statistics.median(x['answer'] for x in runs) / 1000:.1f} s; "
+                        f"{statistics.median(x['nodes'] for x in runs) / 1000:.0f}k elements)",
+                        "≤ 200 ms", max(longest) <= 200))
+    return rows
 
 
 def stage_times(cmd: list[str]) -> dict[str, str]:
@@ -345,6 +521,8 @@ def main() -> None:
                     help="also print each stage's wall time and peak memory")
     ap.add_argument("--cores", type=int,
                     help="run tracebook on this many cores only (taskset); default: all of them")
+    ap.add_argument("--page", type=Path,
+                    help="the responsive target measures this notebook (no session rendered)")
     ap.add_argument("--make-shape", choices=sorted(SHAPES), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.make_shape:
@@ -360,6 +538,13 @@ def main() -> None:
     if unknown:
         sys.exit(f"unknown target {', '.join(unknown)}: expected some of {', '.join(TARGETS)}")
     sizes = [int(s) for s in args.sizes.split(",")]
+    browsing = {"paint", "responsive"} & set(targets)
+    browser = None if args.no_browser or not browsing else chromium()
+    if args.page:
+        if browser is None or "responsive" not in targets:
+            sys.exit("--page needs Chromium and the responsive target")
+        table(responsive_rows(args.page.name, long_tasks(browser, args.page.resolve(), args.runs)))
+        return
 
     gen = Path(os.environ.get("TRACEBOOK_GEN_CLAUDE", ROOT.parent / "shared/tools/gen-claude-session.py"))
     if ("claude-code" in harnesses or {"shapes", "batch", "peer"} & set(targets)) and not gen.is_file():
@@ -370,7 +555,6 @@ def main() -> None:
         subprocess.run(["cargo", "build", "--release", "--locked", "--quiet"], cwd=ROOT, check=True)
         exe = ROOT / "target" / "release" / "tracebook"
     args.out.mkdir(parents=True, exist_ok=True)
-    browser = None if args.no_browser or "paint" not in targets else chromium()
 
     pin = []
     if args.cores:
@@ -424,8 +608,10 @@ def main() -> None:
             rows.append(row("same report, 1 and many threads", case,
                             f"sha256 {digests[0][:16]}" + ("" if same else f" vs {digests[1][:16]}"),
                             "equal", same))
-        if browser and size in (1, 100):
+        if browser and size in (1, 100) and "paint" in targets:
             paints[(harness, size)] = paint_times(browser, page, args.runs)
+        if browser and size == 100 and harness == "claude-code" and "responsive" in targets:
+            rows += responsive_rows(case, long_tasks(browser, page, args.runs))
         if args.stages:
             stages.append({"harness": harness, "input": f"{mb:.1f} MB", **stage_times(cmd)})
         print(f"{case} done", file=sys.stderr)

@@ -4,12 +4,12 @@
 use askama::Template;
 use base64::Engine as _;
 use rayon::prelude::*;
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 use super::Scan;
 use super::safe::SafeHtml;
 use super::turns::TurnsTemplate;
-use crate::report::model::{StepView, TurnView};
+use crate::report::model::TurnView;
 
 /// Where a page's turns are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,22 +105,25 @@ impl Layout {
         if !first && self.chunk.id.is_empty() {
             self.chunk.id = self.blocks.next_id();
         }
+        // Read from the whole turn before its steps may leave it for a block of their own.
+        let stub = (!first).then(|| StubTurn::of(turn, &html));
         let html = if !turn.steps.is_empty() && (first || steps > self.block) {
             // The steps get a block of their own and the turn a placeholder: both rendered
             // again, with the answers the highlighter gave the first time.
             let id = self.blocks.next_id();
             let within = (!first).then(|| self.chunk.id.clone());
-            let placeholder = StepsStub::of(turn, &id).render()?;
-            self.blocks.write(id, page.steps_of(turn)?, within)?;
+            let steps = page.steps_of(turn)?;
+            let placeholder = StepsStub::of(&turn.id, &steps, &id).render()?;
+            self.blocks.write(id, steps, within)?;
             page.turn_html(turn, placeholder)?
         } else {
             html
         };
-        if first {
+        let Some(stub) = stub else {
             self.out.push_str(&html);
             return Ok(());
-        }
-        self.chunk.add(turn, &html);
+        };
+        self.chunk.add(stub, &html);
         if self.chunk.html.len() >= self.block {
             self.chunk.flush(&mut self.out, &mut self.blocks)?;
         }
@@ -231,8 +234,6 @@ struct TurnsStub<'a> {
     turns: &'a [StubTurn],
     first: usize,
     last: usize,
-    statuses: &'a BTreeSet<&'static str>,
-    kinds: &'a BTreeSet<&'static str>,
 }
 
 /// The placeholder of a turn's steps stored in a block of their own.
@@ -240,26 +241,27 @@ struct TurnsStub<'a> {
 #[template(path = "partials/stored/steps.html")]
 struct StepsStub<'a> {
     id: &'a str,
-    statuses: BTreeSet<&'static str>,
-    kinds: BTreeSet<&'static str>,
+    /// The steps' census, for the page's filters.
+    census: String,
+    /// The ids inside the steps, as empty anchors, so their links land with JavaScript off.
+    anchors: Vec<&'a str>,
 }
 
 impl<'a> StepsStub<'a> {
-    /// The placeholder of `turn`'s steps stored in block `id`.
-    fn of(turn: &TurnView, id: &'a str) -> Self {
-        let (mut statuses, mut kinds) = Default::default();
-        facets(&turn.steps, &mut statuses, &mut kinds);
+    /// The placeholder of the steps (`html`) of turn `turn` stored in block `id`.
+    fn of(turn: &str, html: &'a str, id: &'a str) -> Self {
         Self {
             id,
-            statuses,
-            kinds,
+            census: census(html),
+            anchors: anchors(turn, html),
         }
     }
 }
 
 /// One stored turn as its stub lists it: an anchored line with its prompt's start, its
 /// response status and its failed and unknown calls, so links land and the turn reads without
-/// JavaScript.
+/// JavaScript; an empty anchor for each id inside the turn, so links to its steps land there
+/// too; and the census of its steps, so the page's filters count the turn without decoding it.
 struct StubTurn {
     id: String,
     number: usize,
@@ -267,10 +269,14 @@ struct StubTurn {
     status: &'static str,
     error: usize,
     unknown: usize,
+    census: String,
+    /// The ids inside the turn, for empty anchors.
+    anchors: Vec<String>,
 }
 
 impl StubTurn {
-    fn of(turn: &TurnView) -> Self {
+    /// `turn` as its stub lists it; `html` is the whole turn, steps included.
+    fn of(turn: &TurnView, html: &str) -> Self {
         let tally = super::overview::Tally::of(turn);
         Self {
             id: turn.id.clone(),
@@ -282,8 +288,74 @@ impl StubTurn {
             status: turn.response_status.as_str(),
             error: tally.error,
             unknown: tally.unknown,
+            census: census(html),
+            anchors: anchors(&turn.id, html)
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
         }
     }
+}
+
+/// The ids inside turn `turn`'s HTML (`html`) past the turn's own, for empty anchors: the ids
+/// the page gives a turn's parts all start with the turn's id and `-`, and are made of
+/// letters, digits, `-` and `_`, so they are written unquoted.
+fn anchors<'h>(turn: &str, html: &'h str) -> Vec<&'h str> {
+    let mut out = Vec::new();
+    for at in memchr::memmem::find_iter(html.as_bytes(), " id=\"") {
+        let rest = &html[at + 5..];
+        let Some(end) = rest.find('"') else { break };
+        let id = &rest[..end];
+        let inside = id.len() > turn.len()
+            && id.starts_with(turn)
+            && id.as_bytes()[turn.len()] == b'-'
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if inside {
+            out.push(id);
+        }
+    }
+    out
+}
+
+/// The census of the step elements in `html`, as the page's filters count them: each step's
+/// kind and status (`edit.error:2 message:3`, a step without a status by its kind alone), read
+/// from the elements themselves, so a stored turn counts as it will show once decoded.
+fn census(html: &str) -> String {
+    let mut counts: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    const STEP: &str = "<li class=\"step";
+    for at in memchr::memmem::find_iter(html.as_bytes(), STEP) {
+        let rest = &html[at..];
+        let tag = &rest[..rest.find('>').unwrap_or(rest.len())];
+        if !matches!(tag.as_bytes().get(STEP.len()), Some(b' ' | b'"')) {
+            continue;
+        }
+        let kind = attribute(tag, " data-kind=\"").unwrap_or_default();
+        let status = attribute(tag, " data-status=\"").unwrap_or_default();
+        *counts.entry((kind, status)).or_default() += 1;
+    }
+    let mut out = String::new();
+    for ((kind, status), n) in counts {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(kind);
+        if !status.is_empty() {
+            out.push('.');
+            out.push_str(status);
+        }
+        out.push(':');
+        out.push_str(&n.to_string());
+    }
+    out
+}
+
+/// The value of the attribute that `key` (` name="`) opens in `tag`.
+fn attribute<'t>(tag: &'t str, key: &str) -> Option<&'t str> {
+    let start = tag.find(key)? + key.len();
+    let len = tag[start..].find('"')?;
+    Some(&tag[start..start + len])
 }
 
 /// Turns gathered for one stored block.
@@ -292,15 +364,12 @@ struct Chunk {
     id: String,
     html: String,
     turns: Vec<StubTurn>,
-    statuses: BTreeSet<&'static str>,
-    kinds: BTreeSet<&'static str>,
 }
 
 impl Chunk {
-    fn add(&mut self, turn: &TurnView, html: &str) {
+    fn add(&mut self, turn: StubTurn, html: &str) {
         self.html.push_str(html);
-        self.turns.push(StubTurn::of(turn));
-        facets(&turn.steps, &mut self.statuses, &mut self.kinds);
+        self.turns.push(turn);
     }
 
     /// Writes the block's stub and the block, and starts over.
@@ -313,8 +382,6 @@ impl Chunk {
             turns: &self.turns,
             first: first.number,
             last: last.number,
-            statuses: &self.statuses,
-            kinds: &self.kinds,
         }
         .render_into(out)?;
         blocks.write(
@@ -324,34 +391,5 @@ impl Chunk {
         )?;
         *self = Chunk::default();
         Ok(())
-    }
-}
-
-/// Adds the statuses and kinds of steps, their subagents' included: what the page's filters
-/// need to know which stored blocks to open.
-fn facets(
-    steps: &[StepView],
-    statuses: &mut BTreeSet<&'static str>,
-    kinds: &mut BTreeSet<&'static str>,
-) {
-    for step in steps {
-        let kind = match step {
-            StepView::ToolCall(c) => {
-                statuses.insert(c.status.as_str());
-                if let Some(sub) = &c.subagent {
-                    for t in &sub.turns {
-                        facets(&t.steps, statuses, kinds);
-                    }
-                }
-                c.kind.as_str()
-            }
-            StepView::Assistant(_) => "message",
-            StepView::Thinking { .. } => "thinking",
-            StepView::UserMessage(_) => "user_message",
-            StepView::Notice(_) => "notice",
-            StepView::Interrupt { .. } => "interrupt",
-            StepView::Compaction { .. } => "compaction",
-        };
-        kinds.insert(kind);
     }
 }

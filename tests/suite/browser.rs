@@ -851,6 +851,249 @@ fn a_long_turn_list_lists_the_rest_when_scrolled_to_its_end() -> anyhow::Result<
     Ok(())
 }
 
+/// The sample session's turns repeated to `turns` turns, numbered in order, the ids of their
+/// parts (`t2-s3`) renumbered with them.
+fn repeated(turns: usize) -> anyhow::Result<tracebook::report::model::Report> {
+    fn renumber(v: &mut serde_json::Value, from: &str, to: &str) {
+        match v {
+            serde_json::Value::String(s) if s == from || s.starts_with(&format!("{from}-")) => {
+                *s = format!("{to}{}", &s[from.len()..]);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|x| renumber(x, from, to)),
+            serde_json::Value::Object(o) => o.values_mut().for_each(|x| renumber(x, from, to)),
+            _ => {}
+        }
+    }
+    let mut report = crate::report(&sample())?;
+    let base = std::mem::take(&mut report.turns);
+    report.turns = (0..turns)
+        .map(|i| {
+            let turn = &base[i % base.len()];
+            let mut value = serde_json::to_value(turn)?;
+            renumber(&mut value, &turn.id, &format!("t{}", i + 1));
+            let mut turn: tracebook::report::model::TurnView = serde_json::from_value(value)?;
+            turn.number = i + 1;
+            Ok(turn)
+        })
+        .collect::<anyhow::Result<_>>()?;
+    Ok(report)
+}
+
+/// A status filter over a page of stored turns counts every match, stored or not, as the
+/// page written whole counts them, yet inserts only what is shown: the stubs that hold a match
+/// stay stubs, saying how many they hold, until the reader scrolls to them.
+#[test]
+fn a_filter_on_stored_turns_counts_them_all_and_inserts_only_what_is_shown() -> anyhow::Result<()> {
+    use tracebook::render::{self, Storage};
+    let report = repeated(120)?;
+    let stored = render::notebook(
+        report.clone(),
+        Storage::Budget {
+            inline: 0,
+            block: 0,
+        },
+        tracebook::privacy::secrets::backstop,
+    )?
+    .html();
+    let inline = render::notebook(
+        report.clone(),
+        Storage::Inline,
+        tracebook::privacy::secrets::backstop,
+    )?
+    .html();
+    let pick = "(() => { const s = document.getElementById('f-status'); s.value = 'error';
+        s.dispatchEvent(new Event('change')); })()";
+    let counted = "document.getElementById('f-count').textContent";
+    let Some(whole) = open(&inline, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    whole.eval(pick)?;
+    wait_until(&whole, &format!("{counted} !== ''"))?;
+    let expected = whole.eval_str(counted)?;
+    let errors =
+        whole.eval("document.querySelectorAll('#notebook .step[data-status=error]').length")?;
+    assert!(
+        expected.starts_with(&format!("{errors} failed calls in ")),
+        "{expected}"
+    );
+
+    let Some(page) = open(&stored, "", 1280, 900, true)? else {
+        return Ok(());
+    };
+    page.eval(pick)?;
+    wait_until(&page, &format!("{counted} !== ''"))?;
+    assert_eq!(page.eval_str(counted)?, expected);
+    // The stubs far from the view are still stubs, each saying what it holds.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let state = page.eval(
+        "({ stubs: document.querySelectorAll('section.turn.stored').length,
+            shown: document.querySelectorAll('section.turn.stored.shown').length,
+            note: document.querySelector('section.turn.stored.shown .stub-count')?.textContent,
+            hidden: [...document.querySelectorAll('section.turn.stored:not(.shown)')].every(s => s.offsetParent === null) })",
+    )?;
+    let stubs = state["stubs"].as_u64().unwrap_or_default();
+    assert!(stubs > 60, "most stored turns stay stored: {state}");
+    assert!(state["shown"].as_u64().unwrap_or_default() > 10, "{state}");
+    assert_eq!(state["hidden"], true, "{state}");
+    let note = state["note"].as_str().unwrap_or_default();
+    assert!(
+        regex::Regex::new(r"^\d+ failed calls? in \d+ turns? stored here")?.is_match(note),
+        "{state}"
+    );
+    // Scrolled to, the last of them shows its failed calls, open, and the count holds.
+    let last = report
+        .turns
+        .iter()
+        .rev()
+        .find(|t| t.counts.error > 0)
+        .map(|t| t.id.clone())
+        .unwrap_or_default();
+    page.eval(&format!(
+        "document.getElementById('{last}').scrollIntoView()"
+    ))?;
+    wait_until(
+        &page,
+        &format!(
+            "[...document.querySelectorAll('#{last} .step.tool.shown[data-status=error] > details')].some(d => d.open && d.offsetParent !== null)"
+        ),
+    )?;
+    assert_eq!(page.eval_str(counted)?, expected);
+    page.eval(pick)?;
+    wait_until(&page, &format!("{counted} !== ''"))?;
+    assert_eq!(page.eval_str(counted)?, expected);
+    Ok(())
+}
+
+/// With JavaScript off, a link to a step inside a stored turn lands on that turn's line in
+/// its stub (or on the placeholder of a turn's stored steps); with JavaScript on it lands on
+/// the step itself, decoded.
+#[test]
+fn a_link_to_a_step_in_a_stored_turn_lands_with_javascript_off() -> anyhow::Result<()> {
+    use tracebook::render::{self, Storage};
+    let report = repeated(230)?;
+    let stored = render::notebook(
+        report,
+        Storage::Budget {
+            inline: 0,
+            block: tracebook::render::BLOCK_BYTES,
+        },
+        tracebook::privacy::secrets::backstop,
+    )?
+    .html();
+    let in_view = |page: &Opened, id: &str| -> anyhow::Result<serde_json::Value> {
+        page.eval(&format!(
+            "(() => {{ const el = document.getElementById('{id}'); if (!el) return 'absent';
+               const line = el.closest('li'), r = line.getBoundingClientRect();
+               return {{ top: r.top, bottom: r.bottom, height: innerHeight, y: scrollY,
+                        stub: !!el.closest('section.turn.stored, ol.steps.lazy'), line: line.id || line.className }}; }})()"
+        ))
+    };
+    for (id, line) in [("t198-s3", "t198"), ("t1-s2", "lazy-note")] {
+        let Some(page) = open(&stored, &format!("#{id}"), 1280, 600, false)? else {
+            return Ok(());
+        };
+        let got = in_view(&page, id)?;
+        assert_eq!(got["stub"], true, "{id}: {got}");
+        assert_eq!(got["line"], line, "{id}: {got}");
+        let (top, bottom, height) = (
+            got["top"].as_f64().unwrap_or(-1.0),
+            got["bottom"].as_f64().unwrap_or(-1.0),
+            got["height"].as_f64().unwrap_or(0.0),
+        );
+        assert!(
+            top >= 0.0 && bottom <= height,
+            "{id}'s line is in view: {got}"
+        );
+        if id == "t198-s3" {
+            assert!(got["y"].as_f64().unwrap_or(0.0) > 0.0, "{got}");
+        }
+    }
+    let Some(page) = open(&stored, "#t198-s3", 1280, 600, true)? else {
+        return Ok(());
+    };
+    wait_until(&page, "!!document.querySelector('#t198-s3.step.targeted')")?;
+    assert_eq!(
+        page.eval("!document.getElementById('t198-s3').closest('section.turn.stored')")?,
+        true
+    );
+    Ok(())
+}
+
+/// A link to a turn or a step the notebook does not hold says so near the top, for screen
+/// readers too, and can be dismissed; a link that lands says nothing.
+#[test]
+fn a_link_to_what_the_notebook_does_not_hold_shows_a_notice() -> anyhow::Result<()> {
+    use tracebook::render::{self, Storage};
+    let report = crate::report(&sample())?;
+    let turns = report.turns.len();
+    let inline = tracebook::render::html(&report)?;
+    let stored = render::notebook(
+        report,
+        Storage::Budget {
+            inline: 0,
+            block: 0,
+        },
+        tracebook::privacy::secrets::backstop,
+    )?
+    .html();
+    let notice = "(() => { const n = document.querySelector('.link-notice');
+        return n && !n.hidden && n.offsetParent !== null && n.textContent.trim() ? n.querySelector('span').textContent : ''; })()";
+    for (html, link, says) in [
+        (
+            &inline,
+            "#t9999",
+            format!("This notebook has no turn 9999 (it keeps turns 1–{turns})."),
+        ),
+        (
+            &inline,
+            "#t2-s400",
+            "This notebook has no step 400 in turn 2.".to_owned(),
+        ),
+        (
+            &stored,
+            "#t2-s400",
+            "This notebook has no step 400 in turn 2.".to_owned(),
+        ),
+        (
+            &stored,
+            "#t9999",
+            format!("This notebook has no turn 9999 (it keeps turns 1–{turns})."),
+        ),
+    ] {
+        let Some(page) = open(html, link, 1280, 900, true)? else {
+            return Ok(());
+        };
+        wait_until(&page, &format!("{notice} !== ''"))?;
+        assert_eq!(page.eval_str(notice)?, says, "{link}");
+        let state = page.eval(
+            "(() => { const n = document.querySelector('.link-notice'), r = n.getBoundingClientRect();
+               return { role: n.getAttribute('role'), top: r.top, bottom: r.bottom, height: innerHeight }; })()",
+        )?;
+        assert_eq!(state["role"], "status", "{state}");
+        assert!(
+            state["top"].as_f64().unwrap_or(-1.0) >= 0.0
+                && state["bottom"].as_f64().unwrap_or(1e9)
+                    <= state["height"].as_f64().unwrap_or(0.0),
+            "{link}: {state}"
+        );
+        page.eval("document.querySelector('.link-notice button').click()")?;
+        assert_eq!(page.eval_str(notice)?, "", "{link}: dismissed");
+    }
+    // Links that land, plain or stored, say nothing.
+    for (html, link) in [(&inline, "#t2-s3"), (&stored, "#t2-s3"), (&stored, "#t3")] {
+        let Some(page) = open(html, link, 1280, 900, true)? else {
+            return Ok(());
+        };
+        wait_until(
+            &page,
+            &format!("!!document.querySelector('{link}.targeted')"),
+        )?;
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert_eq!(page.eval_str(notice)?, "", "{link}");
+    }
+    Ok(())
+}
+
 /// What assistive technology and a shared link rely on: a skip link first in the tab order,
 /// no button inside a heading or a summary, Markdown headings under the turn's h2, labelled
 /// match buttons, a copied link that is the anchor (a file:// page's address names the

@@ -366,7 +366,7 @@ fn a_stored_block_lists_its_turns_as_anchored_lines() -> anyhow::Result<()> {
     let stubs: String = stub.captures_iter(&page).map(|c| c[1].to_owned()).collect();
     for t in &report.turns[1..] {
         let line = regex::Regex::new(&format!(
-            r#"<li id="{}"><a href="\#{}">Turn {}</a> [^<]*<span class="badge {}">"#,
+            r#"<li id="{}" data-census="[^"]*">(<wbr id=[^ >]+>)*<a href="\#{}">Turn {}</a> [^<]*<span class="badge {}">"#,
             t.id,
             t.id,
             t.number,
@@ -382,6 +382,10 @@ fn a_stored_block_lists_its_turns_as_anchored_lines() -> anyhow::Result<()> {
                 "<span class=\"status error\">{} error</span>",
                 t.counts.error
             )));
+        }
+        // Links to its steps land on its line too.
+        if !t.steps.is_empty() {
+            assert!(stubs.contains(&format!("<wbr id={}-s1>", t.id)), "{}", t.id);
         }
     }
     Ok(())
