@@ -427,8 +427,9 @@ pub enum EventKind {
         /// The summary text.
         summary: Option<String>,
     },
-    /// The run failed (a local cancellation is an `Interrupt`, never a failure).
-    Failure(Failure),
+    /// The run failed (a local cancellation is an `Interrupt`, never a failure). Boxed: it is
+    /// rare and larger than the other kinds, which keeps every event small.
+    Failure(Box<Failure>),
 }
 
 /// A tool call with everything the log retained about it.

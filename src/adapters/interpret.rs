@@ -34,8 +34,9 @@ pub(crate) enum RawBody {
     Prompt(String),
     UserMessage(String),
     Notice(String),
-    /// A prompt that stands only when its stream holds no `Prompt`; else skipped for the reason.
-    FallbackPrompt(String, String),
+    /// A prompt that stands only when its stream holds no `Prompt`; else skipped for the reason
+    /// (boxed, as the rare and large kinds are, so the common event stays small).
+    FallbackPrompt(Box<(String, String)>),
     Assistant(String),
     Thinking(Option<String>),
     Interrupt,
@@ -43,9 +44,9 @@ pub(crate) enum RawBody {
     TurnEnd,
     RunStart,
     Compaction(Option<String>),
-    ToolCall(RawCall),
-    ToolResult(RawResult),
-    Failure(RawFailure),
+    ToolCall(Box<RawCall>),
+    ToolResult(Box<RawResult>),
+    Failure(Box<RawFailure>),
 }
 
 /// A failure as the adapter emitted it: words still to translate and values still to check.
@@ -519,21 +520,21 @@ fn revise_text(earlier: &mut RawBody, later: RawBody) {
 /// elsewhere they are skipped and counted under their reason.
 fn settle_fallback_prompts(events: &mut Vec<RawEvent>, skipped: &mut BTreeMap<String, usize>) {
     let has = |want: fn(&RawBody) -> bool| events.iter().any(|e| want(&e.body));
-    if !has(|b| matches!(b, RawBody::FallbackPrompt(..))) {
+    if !has(|b| matches!(b, RawBody::FallbackPrompt(_))) {
         return;
     }
     if has(|b| matches!(b, RawBody::Prompt(_))) {
         events.retain(|e| match &e.body {
-            RawBody::FallbackPrompt(_, reason) => {
-                *skipped.entry(reason.clone()).or_insert(0) += 1;
+            RawBody::FallbackPrompt(fallback) => {
+                *skipped.entry(fallback.1.clone()).or_insert(0) += 1;
                 false
             }
             _ => true,
         });
     } else {
         for e in events.iter_mut() {
-            if let RawBody::FallbackPrompt(text, _) = &mut e.body {
-                e.body = RawBody::Prompt(std::mem::take(text));
+            if let RawBody::FallbackPrompt(fallback) = &mut e.body {
+                e.body = RawBody::Prompt(std::mem::take(&mut fallback.0));
             }
         }
     }
@@ -612,7 +613,7 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
         Emit::Prompt {
             text,
             fallback: Some(reason),
-        } => RawBody::FallbackPrompt(s(text)?, reason.clone()),
+        } => RawBody::FallbackPrompt(Box::new((s(text)?, reason.clone()))),
         Emit::UserMessage { text } => RawBody::UserMessage(s(text)?),
         Emit::Notice { text } => RawBody::Notice(s(text)?),
         Emit::Assistant(a) => {
@@ -645,7 +646,7 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
         Emit::TurnEnd => RawBody::TurnEnd,
         Emit::RunStart => RawBody::RunStart,
         Emit::Compaction { summary } => RawBody::Compaction(summary.as_ref().and_then(s)),
-        Emit::ToolCall(c) => RawBody::ToolCall(RawCall {
+        Emit::ToolCall(c) => RawBody::ToolCall(Box::new(RawCall {
             // A call with no id is kept; normalization gives it one.
             call_id: s(&c.call_id).unwrap_or_default(),
             name: s(&c.name).unwrap_or_default(),
@@ -668,8 +669,8 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
                 .map(|t| todos(t, item, record))
                 .unwrap_or_default(),
             gutter: word(&c.gutter),
-        }),
-        Emit::ToolResult(r) => RawBody::ToolResult(RawResult {
+        })),
+        Emit::ToolResult(r) => RawBody::ToolResult(Box::new(RawResult {
             call_id: r.call_id.as_ref().and_then(s).unwrap_or_default(),
             of_agent: r.of_agent.as_ref().and_then(s),
             output: r.output.as_ref().and_then(s),
@@ -680,10 +681,10 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
             name: r.name.as_ref().and_then(s),
             kind: word(&r.kind),
             command: r.command.as_ref().and_then(s),
-        }),
+        })),
         Emit::Failure(f) => {
             let value = |v: &Option<ValueSpec>| v.as_ref().and_then(|v| eval(v, item, record));
-            RawBody::Failure(RawFailure {
+            RawBody::Failure(Box::new(RawFailure {
                 scope: word(&f.scope),
                 stage: word(&f.stage),
                 category: word(&f.category),
@@ -691,7 +692,7 @@ fn emit_event(emit: &Emit, item: &Json, record: &Json) -> Option<DraftEvent> {
                 exit_code: value(&f.exit_code),
                 signal: value(&f.signal),
                 call_id: f.call_id.as_ref().and_then(s),
-            })
+            }))
         }
     };
     Some(DraftEvent {

@@ -337,12 +337,14 @@ impl<'a> Normalizer<'a> {
         // (a background task launched in one run and settled in a later one).
         enum Slot {
             Done(Event),
-            Call(RawCall, Option<String>, usize),
+            Call(Box<RawCall>, Option<String>, usize),
             Orphan(String, usize),
         }
-        let mut slots: Vec<Slot> = Vec::new();
+        // One slot per event at most: sized once, so a long log is not copied as it grows.
+        let mut slots: Vec<Slot> = Vec::with_capacity(raw.len());
         let mut call_at: HashMap<(usize, String), usize> = HashMap::new();
-        let mut results: HashMap<(usize, String), (RawResult, Option<String>)> = HashMap::new();
+        let mut results: HashMap<(usize, String), (Box<RawResult>, Option<String>)> =
+            HashMap::new();
         // The call each subagent was started by (its result's `agent_id`), for results that
         // name the subagent rather than the call.
         let mut started_by: HashMap<String, String> = HashMap::new();
@@ -352,9 +354,8 @@ impl<'a> Normalizer<'a> {
         for ev in raw {
             let ts = ev.timestamp;
             let kind = match ev.body {
-                RawBody::Prompt(text) | RawBody::FallbackPrompt(text, _) => {
-                    EventKind::Prompt { text }
-                }
+                RawBody::Prompt(text) => EventKind::Prompt { text },
+                RawBody::FallbackPrompt(fallback) => EventKind::Prompt { text: fallback.0 },
                 RawBody::UserMessage(text) => EventKind::UserMessage { text },
                 RawBody::Notice(text) => EventKind::Notice { text },
                 RawBody::TurnStart => {
@@ -367,7 +368,9 @@ impl<'a> Normalizer<'a> {
                 RawBody::Thinking(text) => EventKind::Thinking { text },
                 RawBody::Interrupt => EventKind::Interrupt,
                 RawBody::Compaction(summary) => EventKind::Compaction { summary },
-                RawBody::Failure(failure) => EventKind::Failure(self.failure(failure, scope)),
+                RawBody::Failure(failure) => {
+                    EventKind::Failure(Box::new(self.failure(*failure, scope)))
+                }
                 RawBody::ToolCall(mut call) => {
                     let earlier = ids
                         .current(&call.call_id)
@@ -416,7 +419,7 @@ impl<'a> Normalizer<'a> {
                         .unwrap_or(run);
                     let key = (of_run, id);
                     if let Some((earlier, _)) = results.get_mut(&key) {
-                        merge_result(earlier, result);
+                        merge_result(earlier, *result);
                         continue;
                     }
                     if !call_at.contains_key(&key) {
@@ -475,7 +478,7 @@ impl<'a> Normalizer<'a> {
                 Slot::Done(e) => out.push(e),
                 Slot::Call(call, ts, run) => {
                     let result = results.remove(&(run, call.call_id.clone()));
-                    out.push(self.tool_call(call, ts, result));
+                    out.push(self.tool_call(*call, ts, result.map(|(r, ts)| (*r, ts))));
                 }
                 Slot::Orphan(id, run) => {
                     let key = (run, id);
@@ -497,7 +500,7 @@ impl<'a> Normalizer<'a> {
                         todos: Vec::new(),
                         gutter: None,
                     };
-                    out.push(self.tool_call(call, ts.clone(), Some((result, ts))));
+                    out.push(self.tool_call(call, ts.clone(), Some((*result, ts))));
                 }
             }
         }
