@@ -21,17 +21,20 @@ use super::safe::SafeHtml;
 use crate::report::model::ReadGutter;
 
 /// Text longer than this many bytes is shown plain: highlighting it would cost more time and
-/// page weight than it gives.
-pub const MAX_BYTES: usize = 64 * 1024;
+/// page weight than it gives. It takes nothing from the page's budget.
+pub const MAX_BYTES: usize = 16 * 1024;
 /// A line longer than this many bytes (minified code, data) leaves its whole block plain.
 pub const MAX_LINE_BYTES: usize = 2 * 1024;
 
-/// A page highlights at most this many bytes in all (the grammars colour only a few hundred KB
-/// a second on some languages). The first text that does not fit ends the page's highlighting:
-/// later text is shown plain (diffs keep their line classes), so a very large session renders
-/// in bounded extra time, and the turns after that point can be rendered on every core with
-/// the same result.
-pub const MAX_PAGE_BYTES: usize = 131072;
+/// A page highlights at most this many bytes in all (the grammars colour only about 1 MB a
+/// second on some languages, so 32 KiB costs a few milliseconds of a core: a fraction of the
+/// rest of the page's writing). The first text that does not fit ends the page's
+/// highlighting: later text is shown plain (diffs keep their line classes), so a very large
+/// session renders in bounded extra time, and the turns after that point can be rendered on
+/// every core with the same result. Files a tool read are coloured in their shown head only,
+/// so the budget colours what a reader sees first: the responses, commands, diffs and file
+/// heads of the session's first turns.
+pub const MAX_PAGE_BYTES: usize = 32 * 1024;
 
 /// The token classes highlighted text may carry, as written in the page and allowed by the
 /// Markdown sanitizer: comment, string, keyword, number or constant, function, type.
@@ -300,7 +303,7 @@ impl Highlighter {
     /// on it, in which case the caller shows it plain.
     pub fn code(&self, text: &str, lang: Language) -> Option<Arc<Highlighted>> {
         self.remember(Work::Code, Some(lang), text, || {
-            self.spend(text).then(|| highlight(text, lang, |_| 0))?
+            (within_caps(text) && self.spend(text)).then(|| highlight(text, lang, |_| 0))?
         })
     }
 
@@ -313,7 +316,7 @@ impl Highlighter {
         gutter: ReadGutter,
     ) -> Option<Arc<Highlighted>> {
         self.remember(Work::Numbered(gutter), Some(lang), text, || {
-            self.spend(text)
+            (within_caps(text) && self.spend(text))
                 .then(|| highlight(text, lang, |line| gutter.len(line)))?
         })
     }
@@ -763,7 +766,7 @@ mod tests {
 
     /// Texts of several sizes (a fifth to a half of the page's budget) and a diff.
     fn pool() -> Vec<String> {
-        [8, 16, 30, 45, 60, 2]
+        [7, 9, 11, 13, 15, 2]
             .iter()
             .enumerate()
             .map(|(i, kib)| {

@@ -18,8 +18,6 @@ const OUTPUT_HEAD_LINES: usize = 80;
 const COMPACT_HEAD_LINES: usize = 20;
 /// Output longer than this many bytes is split the same way.
 const OUTPUT_HEAD_BYTES: usize = 16 * 1024;
-/// A file read up to this size is highlighted whole; a longer one only in its shown head.
-const HIGHLIGHT_WHOLE_BYTES: usize = 16 * 1024;
 
 /// Removes terminal escape sequences (colours, cursor moves, titles) and carriage-return
 /// line endings, so shell output reads as plain text.
@@ -284,27 +282,17 @@ impl StepsTemplate<'_> {
             }
             _ => None,
         };
-        // Split only between lines, where every token span is closed. A long file is
-        // highlighted where it is shown first, its head; the rest behind the fold stays plain.
-        let whole = text.len() <= HIGHLIGHT_WHOLE_BYTES;
+        // Split only between lines, where every token span is closed. A file is highlighted
+        // where it is shown first, its head; the rest behind the fold stays plain, so the
+        // page's highlighting budget colours the heads of many files rather than a few whole.
         let highlighted: Option<std::sync::Arc<Highlighted>> = lang
-            .filter(|_| head.is_empty() || head.ends_with('\n'))
-            .and_then(|l| {
-                self.hl
-                    .numbered(if whole { &text } else { head }, l, call.gutter)
-            });
+            .filter(|_| !head.is_empty() && (rest.is_empty() || head.ends_with('\n')))
+            .and_then(|l| self.hl.numbered(head, l, call.gutter));
         let (head_html, rest_html) = match highlighted {
-            Some(h) if !whole => (
+            Some(h) => (
                 SafeHtml::trusted(h.as_str().to_owned()),
                 highlight::plain_html(rest),
             ),
-            Some(h) => {
-                let n = head.matches('\n').count();
-                (
-                    SafeHtml::trusted(h.lines(0, n).to_owned()),
-                    SafeHtml::trusted(h.lines(n, h.line_count()).to_owned()),
-                )
-            }
             None => (highlight::plain_html(head), highlight::plain_html(rest)),
         };
         Output {
