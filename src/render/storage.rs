@@ -393,3 +393,32 @@ impl Chunk {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{anchors, census};
+
+    #[test]
+    fn census_counts_step_elements_by_kind_and_status_nested_ones_included() {
+        let html = concat!(
+            r#"<ol class="steps"><li class="step tool st-error" id="t3-s1" data-kind="shell" data-status="error">"#,
+            r#"<li class="step assistant" data-kind="message" id="t3-s2">"#,
+            r#"<li class="step tool st-ok" id="t3-s3" data-kind="subagent" data-status="ok"><ol class="steps">"#,
+            r#"<li class="step tool st-error" id="t3-s3-a-t1-s1" data-kind="shell" data-status="error">"#,
+            r#"<li class="tool-group" data-kind="group"><li class="steps-like" data-kind="x">"#,
+            r#"<pre>&lt;li class=&quot;step tool&quot;</pre>"#,
+        );
+        assert_eq!(census(html), "message:1 shell.error:2 subagent.ok:1");
+        assert_eq!(census("<p>no steps</p>"), "");
+    }
+
+    #[test]
+    fn anchors_are_the_ids_inside_the_turn_past_its_own() {
+        let html = concat!(
+            r##"<section class="turn" id="t12"><div id="t12-p"></div><li id="t12-s1">"##,
+            r##"<li id="t12-s1-a-t1-s2"><a href="#t12-s3" data-id="t12-x"></a><li id="t120-s1">"##,
+            r##"<li id="other"><li id="t12-s&amp;1">"##,
+        );
+        assert_eq!(anchors("t12", html), ["t12-p", "t12-s1", "t12-s1-a-t1-s2"]);
+    }
+}
