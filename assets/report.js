@@ -190,16 +190,20 @@
         try { return String.fromCodePoint(n); } catch (err) { return m; }
       });
   }
-  function storedTexts() {
+  // Each stored block's matches of `q`, counted into `counts`: decoding a block, reading its
+  // text and counting are steps of their own, so no one task does two.
+  function storedTexts(q, counts) {
     if (!window.fzstd) return Promise.resolve(true);
-    // Decoding a block and reading its text are two steps, so no one task does both.
     var steps = [];
-    storedIds().filter(function (id) { return texts[id] === undefined; }).forEach(function (id) {
+    storedIds().forEach(function (id) {
       var h = "";
-      steps.push(function () {
-        try { h = html[id] !== undefined ? html[id] : inflate(id); } catch (e) { h = ""; /* damaged: no text */ }
-      });
-      steps.push(function () { texts[id] = plainText(h).toLowerCase(); h = ""; });
+      if (texts[id] === undefined) {
+        steps.push(function () {
+          try { h = html[id] !== undefined ? html[id] : inflate(id); } catch (e) { h = ""; /* damaged: no text */ }
+        });
+        steps.push(function () { texts[id] = plainText(h).toLowerCase(); h = ""; });
+      }
+      steps.push(function () { if (id in stored && texts[id] !== undefined) counts[id] = occurrences(texts[id], q); });
     });
     return sliced(steps, run, "searching");
   }
@@ -470,10 +474,11 @@
     if (hits.length) go(0);
     if (!storedIds().length || !window.fzstd) { if (!hits.length) count.textContent = "no matches"; return; }
     if (!hits.length) count.textContent = "searching stored turns…";
-    storedTexts().then(function (done) {
+    var counts = {};
+    storedTexts(q, counts).then(function (done) {
       if (!done || mine !== searching) return;
       var shown = current >= 0 ? hits[current] : null;
-      storedIds().forEach(function (id) { waiting(id, occurrences(texts[id], q)); });
+      storedIds().forEach(function (id) { if (counts[id]) waiting(id, counts[id]); });
       if (!hits.length) { count.textContent = "no matches"; return; }
       current = shown ? hits.indexOf(shown) : -1;
       if (current < 0) go(0); else showCount();
@@ -482,10 +487,20 @@
   // A block just placed: its waiting matches become marks, and the matches of the blocks it
   // held move to where those now stand.
   function searchPlaced(id, nodes) {
-    if (!query || !hits.length) return;
+    if (!query) return;
     var first = -1;
     for (var i = 0; i < hits.length; i++) if (hits[i].block === id) { first = i; break; }
-    if (first < 0) return;
+    if (first < 0) {
+      // Placed before its matches were counted (as the reader scrolls during a search): they
+      // are marked where they stand.
+      var found = marksIn(nodes, query);
+      if (!found.length) return;
+      var was = hits[current];
+      Array.prototype.splice.apply(hits, [hitAfter(found[0][0]), 0].concat(found));
+      if (was) current = hits.indexOf(was);
+      if (/^\d+ of /.test($("q-count").textContent)) showCount();
+      return;
+    }
     var shown = hits[current], n = 0;
     while (first + n < hits.length && hits[first + n].block === id) n++;
     var marks = marksIn(nodes, query);
