@@ -49,7 +49,7 @@ fn fill_turn(turn: &mut TurnView, last: bool) {
     turn.duration_ms = turn_duration(turn);
     turn.ending = match turn.response_status {
         ResponseStatus::Complete => None,
-        ResponseStatus::Incomplete => Some(ending(turn, last)),
+        ResponseStatus::Incomplete => Some(Box::new(ending(turn, last))),
     };
 }
 

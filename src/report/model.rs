@@ -198,9 +198,10 @@ pub struct TurnView {
     /// absent when fewer than two times are retained.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
-    /// Why an `incomplete` turn has no final response; absent on a complete turn.
+    /// Why an `incomplete` turn has no final response; absent on a complete turn (boxed:
+    /// most turns are complete, and a session's turns are held side by side).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ending: Option<EndingView>,
+    pub ending: Option<Box<EndingView>>,
 }
 
 /// Why a turn has no final response, in words, with the steps that show it.
