@@ -39,6 +39,7 @@ impl Exit {
 
 /// Runs one command.
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
+    crate::memory::give_back_at_once();
     match cli.command {
         Command::Render(args) if args.pick.all => batch::run(&args),
         Command::Render(args) => render::run(&args),
