@@ -246,6 +246,40 @@ fn ascii_word_boundaries(pattern: &str) -> String {
     out
 }
 
+/// For a rule written without keywords or an anchor: the strings one of which every match of
+/// its pattern starts with, when there are few and none is shorter than two bytes, to select
+/// it as keywords do (none: the rule runs over every text, as written). The pattern's own
+/// literal prefixes, so a text the rule finds anything in always holds one: `AKIA` and its
+/// kin for an AWS key id, `ghu_` and `ghs_` for a GitHub app token.
+fn prefixes(pattern: &str) -> Vec<String> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let Ok(hir) = regex_syntax::parse(&ascii_word_boundaries(pattern)) else {
+        return Vec::new();
+    };
+    let seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+    let Some(literals) = seq.literals() else {
+        return Vec::new();
+    };
+    if literals.is_empty() || literals.len() > 64 || literals.iter().any(|l| l.len() < 2) {
+        return Vec::new();
+    }
+    // Keywords are matched as text: a prefix cut inside a character is cut back to its last
+    // whole one (still a prefix of every match).
+    let mut out = Vec::new();
+    for l in literals {
+        let bytes = l.as_bytes();
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => t.to_owned(),
+            Err(e) => String::from_utf8_lossy(&bytes[..e.valid_up_to()]).into_owned(),
+        };
+        if text.len() < 2 {
+            return Vec::new();
+        }
+        out.push(text);
+    }
+    out
+}
+
 /// A secret found in a text: a byte range and the rule that found it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Find {
@@ -299,10 +333,17 @@ impl Engine {
         let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
         let mut always = Vec::new();
         for (i, spec) in specs.iter().enumerate() {
-            if spec.keywords.is_empty() {
+            let derived;
+            let keywords = if spec.keywords.is_empty() && spec.anchor.is_none() {
+                derived = prefixes(&spec.pattern);
+                &derived
+            } else {
+                &spec.keywords
+            };
+            if keywords.is_empty() {
                 always.push(i);
             }
-            for k in &spec.keywords {
+            for k in keywords {
                 let k = k.to_ascii_lowercase();
                 match words.iter().position(|w| *w == k) {
                     Some(p) => keyword_rules[p].push(i),
@@ -354,6 +395,8 @@ impl Engine {
         for &i in &self.always {
             on[i] = true;
         }
+        // A keyword that occurs many times selects its rules once.
+        let mut seen = vec![false; self.keyword_rules.len()];
         // Most short strings hold no keyword at all: a plain search says so without visiting
         // every overlapping match. A long text (a tool output) nearly always holds one, and
         // the plain search would only read it twice.
@@ -364,7 +407,11 @@ impl Engine {
             .filter(|ac| text.len() > SHORT || ac.is_match(text))
         {
             for m in ac.find_overlapping_iter(text) {
-                for &r in &self.keyword_rules[m.pattern().as_usize()] {
+                let p = m.pattern().as_usize();
+                if std::mem::replace(&mut seen[p], true) {
+                    continue;
+                }
+                for &r in &self.keyword_rules[p] {
                     on[r] = true;
                 }
             }
@@ -770,6 +817,68 @@ mod tests {
                     })
                     .collect();
                 proptest::prop_assert_eq!(near.find(&text, false), whole.find(&text, false));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod prefix_tests {
+    use super::*;
+
+    /// The built-in rules that are selected by their pattern's prefixes.
+    fn derived() -> Vec<Engine> {
+        ENGINE
+            .rules()
+            .iter()
+            .filter(|r| r.spec.keywords.is_empty() && r.spec.anchor.is_none())
+            .filter(|r| !prefixes(&r.spec.pattern).is_empty())
+            .map(|r| Engine::new(vec![r.spec.clone()]))
+            .collect()
+    }
+
+    #[test]
+    fn rules_without_keywords_are_selected_by_their_patterns_prefixes() {
+        let ids: Vec<String> = derived()
+            .iter()
+            .map(|e| e.rules()[0].spec.id.clone())
+            .collect();
+        for id in ["aws-api-key", "aws-api-credentials", "github-app-token"] {
+            assert!(ids.iter().any(|i| i == id), "{id}: {ids:?}");
+        }
+        assert_eq!(
+            prefixes(r"\b(?P<token>(?:ghu|ghs)_[a-zA-Z0-9]{36})\b"),
+            ["ghu_", "ghs_"]
+        );
+        assert!(prefixes(r"(?i)\b[A-F0-9]{32}\.").is_empty());
+    }
+
+    proptest::proptest! {
+        /// Texts of a rule's examples among decoys (prefixes alone, in other cases, run into
+        /// word characters, non-ASCII): the selected rule finds what its regex finds over the
+        /// whole text.
+        #[test]
+        fn a_rule_selected_by_its_prefixes_finds_what_its_regex_finds(
+            pieces in proptest::collection::vec(0usize..12, 0..40),
+        ) {
+            for engine in derived() {
+                let spec = &engine.rules()[0].spec;
+                let text: String = pieces
+                    .iter()
+                    .map(|&p| match p {
+                        0..=2 => spec.examples[p % spec.examples.len()].clone(),
+                        3 => spec.examples[0].to_lowercase(),
+                        4 => spec.examples[0].to_uppercase(),
+                        5 => "é→".to_owned(),
+                        6 => "\u{212a}".to_owned(),
+                        7 => " AKIA ghu_ ghs_ AQ ".to_owned(),
+                        8 => spec.negative_examples.first().cloned().unwrap_or_default(),
+                        9 => "_".repeat(40),
+                        10 => "\n".to_owned(),
+                        _ => "Nb1Ok1mEhe-3iTdrGOuegj29yQR".to_owned(),
+                    })
+                    .collect();
+                proptest::prop_assert_eq!(engine.find(&text, false), merge(engine.find_rule(0, &text)));
             }
         }
     }
