@@ -18,7 +18,10 @@ pub mod rules;
 pub mod secrets;
 
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::ops::Deref;
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 use serde_json::Value as Json;
@@ -40,7 +43,22 @@ pub trait Redactor: Send + Sync {
 /// The redactors in force for one session, applied in order.
 pub struct Policy {
     redactors: Vec<Box<dyn Redactor>>,
+    /// What the redactors made of each long text already seen (`None`: left as it was), by
+    /// the text's [`Fingerprint`]: a session repeats its long texts (a file read again, a
+    /// result the log keeps twice), and each redactor gives the same text the same result.
+    seen: Mutex<HashMap<Fingerprint, Option<String>>>,
+    /// The keys of the fingerprint's two hashes, drawn for each policy.
+    keys: (RandomState, RandomState),
 }
+
+/// A text's length and two 64-bit SipHash values under keys drawn at random for each policy:
+/// two texts share one only by a chance of about one in 2^128 per pair, which no input can
+/// aim at, since the keys are never shown.
+type Fingerprint = (usize, u64, u64);
+
+/// Texts shorter than this are redacted each time they occur: looking them up would cost
+/// about as much.
+const REMEMBER: usize = 256;
 
 impl Policy {
     /// The standard policy for a session with default options and the user's own strings.
@@ -74,12 +92,16 @@ impl Policy {
             Box::new(paths::Paths::with_identity(&session.facts, id)),
             Box::new(identity::Scrub::new(id)),
         ];
-        Self { redactors }
+        Self::with(redactors)
     }
 
     /// A policy with exactly these redactors (for tests and embedders).
     pub fn with(redactors: Vec<Box<dyn Redactor>>) -> Self {
-        Self { redactors }
+        Self {
+            redactors,
+            seen: Mutex::new(HashMap::new()),
+            keys: (RandomState::new(), RandomState::new()),
+        }
     }
 
     /// Applies every redactor to one string.
@@ -94,6 +116,34 @@ impl Policy {
     }
 
     fn in_place(&self, text: &mut String) {
+        if text.len() < REMEMBER {
+            self.redact_in_place(text);
+            return;
+        }
+        let print = (
+            text.len(),
+            self.keys.0.hash_one(text.as_str()),
+            self.keys.1.hash_one(text.as_str()),
+        );
+        let known = self
+            .seen
+            .lock()
+            .ok()
+            .and_then(|seen| seen.get(&print).cloned());
+        match known {
+            Some(Some(redacted)) => *text = redacted,
+            Some(None) => {}
+            None => {
+                let changed = self.redact_in_place(text);
+                if let Ok(mut seen) = self.seen.lock() {
+                    seen.insert(print, changed.then(|| text.clone()));
+                }
+            }
+        }
+    }
+
+    /// Applies every redactor to one string in place; says whether any changed it.
+    fn redact_in_place(&self, text: &mut String) -> bool {
         let mut changed: Option<String> = None;
         for r in &self.redactors {
             let current = changed.as_deref().unwrap_or(text);
@@ -101,8 +151,12 @@ impl Policy {
                 changed = Some(s);
             }
         }
-        if let Some(s) = changed {
-            *text = s;
+        match changed {
+            Some(s) => {
+                *text = s;
+                true
+            }
+            None => false,
         }
     }
 
@@ -289,6 +343,35 @@ fn redact_event(event: &mut Event, policy: &Policy) {
 mod tests {
     use super::*;
     use crate::events::{SessionFacts, StatusBasis, ToolCall, ToolKind, ToolResult, ToolStatus};
+
+    /// A long text met again is given what it was given the first time, and a text of the same
+    /// length that differs is redacted on its own.
+    #[test]
+    fn a_long_text_seen_again_is_redacted_as_it_was_the_first_time() {
+        let policy = Policy::for_session(&Session::default(), &[]);
+        let filler = "let total = items.iter().map(|i| i.price).sum::<u64>();\n".repeat(8);
+        let secret = format!("{filler}export API_KEY=Zx9qT3vLm2Rk8pW4\n");
+        let other = format!("{filler}export API_KEZ=Zx9qT3vLm2Rk8pW4\n");
+        assert!(secret.len() >= REMEMBER && secret.len() == other.len());
+        let fresh = |t: &str| {
+            let mut t = t.to_owned();
+            Policy::for_session(&Session::default(), &[]).in_place(&mut t);
+            t
+        };
+        for _ in 0..3 {
+            for text in [&secret, &other, &filler] {
+                let mut t = text.clone();
+                policy.in_place(&mut t);
+                assert_eq!(t, fresh(text));
+            }
+        }
+        let mut t = secret.clone();
+        policy.in_place(&mut t);
+        assert!(!t.contains("Zx9qT3vLm2Rk8pW4"), "{t}");
+        let mut t = other.clone();
+        policy.in_place(&mut t);
+        assert!(t.contains("Zx9qT3vLm2Rk8pW4"), "{t}");
+    }
 
     #[test]
     fn redacts_every_string_of_a_tool_call() {
