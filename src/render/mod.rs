@@ -131,6 +131,7 @@ impl Part {
 
 /// Where the stored blocks and the embedded report stand in the page's markup while it is
 /// rendered: tags no escaped text or sanitized Markdown can hold.
+const TURNS_AT: &str = "<tracebook-turns/>";
 const STORED_AT: &str = "<tracebook-stored/>";
 const DATA_AT: &str = "<tracebook-data/>";
 
@@ -229,10 +230,11 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
     }
     // What the highlighter remembers is not needed past this point.
     drop(hl);
-    // The markup is written once into a string of about its final size, with markers where
-    // the data goes.
+    // The markup around the turns is written once, with markers where the turns and the data
+    // go: the turns' HTML, most of the page, stays the string it was rendered into and is
+    // written as a piece of its own, never copied.
     let decoder = (!stored.html.is_empty()).then(|| SafeHtml::asset(DECODER));
-    let mut html = String::with_capacity(turns.len() + unlinked.len() + PAGE_EXTRA);
+    let mut html = String::with_capacity(unlinked.len() + PAGE_EXTRA);
     PageTemplate {
         report: &report,
         tool_version: &report.meta.tool_version,
@@ -242,7 +244,7 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
         css: SafeHtml::asset(CSS),
         js: SafeHtml::asset(JS),
         decoder,
-        turns: SafeHtml::rendered(turns),
+        turns: SafeHtml::rendered(TURNS_AT.to_owned()),
         unlinked: SafeHtml::rendered(unlinked),
         stored: SafeHtml::rendered(STORED_AT.to_owned()),
         data: SafeHtml::rendered(DATA_AT.to_owned()),
@@ -253,16 +255,20 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
         failed,
     }
     .render_into(&mut html)?;
-    let mut parts = Vec::with_capacity(5);
+    let mut parts = Vec::with_capacity(7);
     let mut markup = html.as_str();
-    for (at, data) in [(STORED_AT, stored.html), (DATA_AT, data)] {
+    for (at, piece) in [
+        (TURNS_AT, Part::Text(turns)),
+        (STORED_AT, Part::Data(stored.html)),
+        (DATA_AT, Part::Data(data)),
+    ] {
         let Some((before, after)) = markup.split_once(at) else {
             return Err(askama::Error::Custom(
-                "a data marker is missing from the page".into(),
+                "a marker is missing from the page".into(),
             ));
         };
         parts.push(Part::Text(before.to_owned()));
-        parts.push(Part::Data(data));
+        parts.push(piece);
         markup = after;
     }
     parts.push(Part::Text(markup.to_owned()));
