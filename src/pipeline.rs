@@ -41,9 +41,7 @@ impl<'a> Options<'a> {
 /// been through the privacy stage too: they name inputs and lines, and may quote a path.
 pub fn report(input: &Path, options: &Options<'_>) -> anyhow::Result<(Report, Vec<Warning>)> {
     let set = options.adapters;
-    // The secret rules nearly every session's tool outputs select compile on the pool while
-    // the input is read, instead of one after another when the first texts are redacted.
-    rayon::spawn(|| privacy::rules::ENGINE.prewarm("key token secret password auth"));
+    rayon::spawn(privacy::secrets::prewarm);
     let loaded = stage("load", || {
         adapters::input::load_session(input, set, options.harness, options.session)
     })?;

@@ -70,6 +70,14 @@ fn replace(text: &str, finds: &[Find]) -> String {
     out
 }
 
+/// Compiles, on the pool, the rules nearly every session's tool outputs select (by the words
+/// `key`, `token`, `secret`, `password`, `auth`), so that they are ready when the first texts
+/// are redacted instead of compiling one after another then. The pipeline starts it while the
+/// input is read.
+pub fn prewarm() {
+    ENGINE.prewarm("key token secret password auth");
+}
+
 /// Whether a JSON object key names a secret (`password`, `apiKey`, `client_secret`, …), by
 /// the same rule that finds `"key": "value"` in text.
 pub fn is_secret_key(key: &str) -> bool {

@@ -622,11 +622,7 @@ fn response(out: &mut String, text: &str, cap: Option<usize>) -> bool {
             out.push_str(&md);
             out.push_str("\n\n");
             if cut {
-                let _ = writeln!(
-                    out,
-                    "*{} more in the notebook.*\n",
-                    human_size(cleaned.len() - shown.len())
-                );
+                more_in_notebook(out, cleaned.len() - shown.len());
             }
             cut
         }
@@ -889,11 +885,7 @@ fn fenced(out: &mut String, info: &str, text: &str, cap: Option<usize>) -> bool 
     }
     let _ = writeln!(out, "{fence}\n");
     if cut {
-        let _ = writeln!(
-            out,
-            "*{} more in the notebook.*\n",
-            human_size(text.len() - shown.len())
-        );
+        more_in_notebook(out, text.len() - shown.len());
     }
     cut
 }
@@ -1073,6 +1065,11 @@ fn numbers(ns: impl Iterator<Item = usize>) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The line under a text cut to fit: how much more the notebook holds.
+fn more_in_notebook(out: &mut String, omitted: usize) {
+    let _ = writeln!(out, "*{} more in the notebook.*\n", human_size(omitted));
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! networking. Without a browser the tests say so and pass, except when `CI` is set: then a
 //! missing browser fails them. Nothing here downloads a browser.
 
+use crate::sample;
 use headless_chrome::{Browser, LaunchOptions};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -86,10 +87,6 @@ fn artifacts() -> anyhow::Result<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/browser-artifacts");
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
-}
-
-fn sample() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl")
 }
 
 /// A corpus session with failed calls, when `TRACEBOOK_CORPUS` is set.

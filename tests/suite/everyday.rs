@@ -7,7 +7,7 @@ use serde_json::Value as Json;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::{CANARIES, fixtures, tracebook};
+use crate::{CANARIES, fixtures, sample, tracebook};
 
 const FIXTURE_ID: &str = "5b0c1f9e-2c1d-4c7e-9a51-0d3f7e2a6b11";
 
@@ -385,11 +385,6 @@ fn render_all_applies_the_filters() -> anyhow::Result<()> {
             .exists()
     );
     Ok(())
-}
-
-/// The four-turn sample session shipped in `examples/`.
-fn sample() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl")
 }
 
 fn report_json(args: &[&str]) -> anyhow::Result<Json> {

@@ -140,8 +140,7 @@ fn transcript_text_is_escaped() -> anyhow::Result<()> {
 
 #[test]
 fn the_overview_strip_has_one_linked_mark_per_turn_coloured_by_status() -> anyhow::Result<()> {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
+    let path = crate::sample();
     let report = crate::report(&path)?;
     let html = tracebook::render::html(&report)?;
     let strip = html
@@ -192,8 +191,7 @@ fn the_overview_strip_has_one_linked_mark_per_turn_coloured_by_status() -> anyho
 #[test]
 fn stored_turns_decode_to_the_whole_page_in_order() -> anyhow::Result<()> {
     use tracebook::render::{self, Storage};
-    let sample =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
+    let sample = crate::sample();
     let report = report(&sample)?;
     let whole = render::notebook(
         report.clone(),
@@ -236,8 +234,7 @@ fn stored_turns_decode_to_the_whole_page_in_order() -> anyhow::Result<()> {
 #[test]
 fn a_long_page_is_the_same_on_one_thread_and_on_many() -> anyhow::Result<()> {
     use tracebook::render::{self, Storage};
-    let sample =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
+    let sample = crate::sample();
     let one = serde_json::to_value(report(&sample)?)?;
     // Sixty copies of the sample's turns, each text made distinct, so that highlighting runs
     // out of budget part way and the turns after it are rendered together.
@@ -350,8 +347,7 @@ fn place_stored(page: &str) -> anyhow::Result<String> {
 #[test]
 fn a_stored_block_lists_its_turns_as_anchored_lines() -> anyhow::Result<()> {
     use tracebook::render::{self, Storage};
-    let sample =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
+    let sample = crate::sample();
     let report = report(&sample)?;
     let page = render::notebook(
         report.clone(),
@@ -396,8 +392,7 @@ fn a_stored_block_lists_its_turns_as_anchored_lines() -> anyhow::Result<()> {
 #[test]
 fn adjacent_reasoning_is_one_fold_and_unretained_reasoning_is_counted_once() -> anyhow::Result<()> {
     use tracebook::report::model::StepView;
-    let sample =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
+    let sample = crate::sample();
     let mut report = report(&sample)?;
     let turn = &mut report.turns[0];
     let thought = |n: usize, text: Option<&str>| StepView::Thinking {
@@ -420,8 +415,7 @@ fn adjacent_reasoning_is_one_fold_and_unretained_reasoning_is_counted_once() -> 
 /// verification command, and the turns with failed calls, each linked.
 #[test]
 fn the_header_gives_the_session_outcome_and_links_the_failed_turns() -> anyhow::Result<()> {
-    let sample =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl");
+    let sample = crate::sample();
     let report = report(&sample)?;
     let html = tracebook::render::html(&report)?;
     let line = regex::Regex::new(r#"<p class="verdict session-verdict">(.*?)</p>"#)?

@@ -34,6 +34,11 @@ mod xss; // hostile transcript content in real Chromium: no script, no violation
 use std::path::{Path, PathBuf};
 
 /// The repository's test fixtures folder.
+/// The four-turn sample session shipped in `examples/`.
+pub(crate) fn sample() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl")
+}
+
 pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }

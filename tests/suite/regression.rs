@@ -5,11 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use crate::tracebook;
-
-fn sample() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code/sample.jsonl")
-}
+use crate::{sample, tracebook};
 
 /// The report model embedded in a notebook.
 fn embedded(html: &str) -> anyhow::Result<Json> {
