@@ -699,7 +699,7 @@ fn diff(text: &str, lang: Option<Language>, tokens: bool) -> Highlighted {
             html.push_str(c);
             html.push_str("\">");
         }
-        let (sign, code) = body.split_at(body.len().min(1));
+        let (sign, code) = body.split_at(body.chars().next().map_or(0, char::len_utf8));
         let start = html.len();
         let coloured = match kind {
             DiffLine::Add | DiffLine::Del | DiffLine::Context if !body.is_empty() => {
@@ -931,6 +931,18 @@ mod tests {
             d.as_str()
         );
         assert_eq!(text_of(d.as_str()), patch);
+    }
+
+    #[test]
+    fn a_diff_line_may_start_with_any_character() {
+        let patch = "--- a/x.rs\n+++ b/x.rs\n@@ -1 +1 @@\n→ moved\n\u{a0}kept\n+é\n";
+        let d = Highlighter::new().diff(patch, None);
+        assert_eq!(text_of(d.as_str()), patch);
+        assert!(
+            d.as_str().contains("<span class=\"add\">+é</span>"),
+            "{}",
+            d.as_str()
+        );
     }
 
     #[test]
