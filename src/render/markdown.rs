@@ -2,6 +2,7 @@
 //! code highlighted, then one ammonia allowlist. Its output is [`SafeHtml`].
 
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd, html};
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
@@ -70,6 +71,16 @@ pub fn render(markdown: &str) -> SafeHtml {
 /// [`render`], highlighting fenced code blocks whose info string names a known language (or
 /// `diff`) with `hl`, which remembers texts it has already highlighted on the page.
 pub fn render_with(markdown: &str, hl: &Highlighter) -> SafeHtml {
+    let out = written(markdown, hl);
+    match kept_whole(&out) {
+        Some(Cow::Borrowed(_)) => SafeHtml::trusted(out),
+        Some(Cow::Owned(kept)) => SafeHtml::trusted(kept),
+        None => SafeHtml::trusted(SANITIZER.clean(&out).to_string()),
+    }
+}
+
+/// The Markdown writer's HTML for `markdown`, before the sanitizer.
+fn written(markdown: &str, hl: &Highlighter) -> String {
     let mut opts = Options::empty();
     opts.insert(Options::ENABLE_TABLES);
     opts.insert(Options::ENABLE_STRIKETHROUGH);
@@ -94,7 +105,166 @@ pub fn render_with(markdown: &str, hl: &Highlighter) -> SafeHtml {
     });
     let mut out = String::with_capacity(markdown.len() * 3 / 2);
     html::push_html(&mut out, CodeBlocks { inner: parser, hl });
-    SafeHtml::trusted(SANITIZER.clean(&out).to_string())
+    out
+}
+
+/// What the sanitizer writes for `html`, found without parsing it into a tree, when `html` is
+/// markup the sanitizer keeps whole: only the allowlisted elements the Markdown writer makes
+/// for paragraphs, headings, lists, quotes, tables, code and emphasis, well nested, with the
+/// attributes the allowlist keeps (a list's start, a code block's language, the highlighter's
+/// classes), and text escaped as the sanitizer escapes it. The sanitizer then changes nothing
+/// but the closing slash of `<br />` and `<hr />` and a table cell's alignment, which it drops.
+/// `None` for anything else (links, images, task lists, a character the parser would
+/// rewrite), which the sanitizer cleans.
+fn kept_whole(html: &str) -> Option<Cow<'_, str>> {
+    // The parser turns carriage returns into line feeds and drops NUL; the writer escapes a
+    // no-break space.
+    if memchr::memchr2(b'\r', 0, html.as_bytes()).is_some() || html.contains('\u{a0}') {
+        return None;
+    }
+    let mut open: Vec<&str> = Vec::new();
+    let mut out: Option<String> = None;
+    let mut rest = html;
+    let mut done = 0;
+    loop {
+        let lt = rest.find(['<', '>', '&']).unwrap_or(rest.len());
+        // Text straight inside a table's rows would be moved out of the table.
+        let text = &rest[..lt];
+        let in_rows = matches!(open.last(), Some(&("table" | "thead" | "tbody" | "tr")));
+        if in_rows && !text.bytes().all(|b| b.is_ascii_whitespace()) {
+            return None;
+        }
+        let at = &rest[lt..];
+        match at.as_bytes().first() {
+            None => break,
+            Some(b'&') => {
+                // Text holds only the three escapes the parser writes back as they are.
+                let len = ["&amp;", "&lt;", "&gt;"]
+                    .iter()
+                    .find(|e| at.starts_with(**e))?
+                    .len();
+                if in_rows {
+                    return None;
+                }
+                rest = &at[len..];
+                continue;
+            }
+            Some(b'>') => return None,
+            Some(_) => {}
+        }
+        let end = at.find('>')?;
+        let tag = &at[1..end];
+        rest = &at[end + 1..];
+        if let Some(name) = tag.strip_prefix('/') {
+            if open.pop() != Some(name) {
+                return None;
+            }
+            continue;
+        }
+        let (tag, slash) = match tag.strip_suffix(" /") {
+            Some(t) => (t, true),
+            None => (tag, false),
+        };
+        let (name, attrs) = tag.split_once(' ').unwrap_or((tag, ""));
+        let parent = open.last().copied();
+        // A block starts only among blocks that a paragraph, heading or cell does not hold, a
+        // list item straight inside its list, a table's parts straight inside theirs, and
+        // inline markup nowhere between a table's rows: elsewhere the parser would move it.
+        let placed = match name {
+            "p" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "blockquote" | "ul" | "ol" | "pre"
+            | "hr" | "table" => open.iter().all(|e| is_container(e)),
+            "li" => matches!(parent, Some("ul" | "ol")),
+            "thead" | "tbody" => parent == Some("table"),
+            "tr" => matches!(parent, Some("thead" | "tbody")),
+            "th" | "td" => parent == Some("tr"),
+            "em" | "strong" | "code" | "del" | "sub" | "sup" | "span" | "br" => {
+                !matches!(parent, Some("table" | "thead" | "tbody" | "tr"))
+            }
+            _ => false,
+        };
+        let void = matches!(name, "br" | "hr");
+        if !placed
+            || (slash && !void)
+            || (name == "pre" && rest.starts_with('\n'))
+            || !attributes_kept(name, attrs)
+        {
+            return None;
+        }
+        if !void {
+            open.push(name);
+        }
+        // What the sanitizer writes differently: a void element without its slash, a cell
+        // without its alignment.
+        if slash || matches!(name, "th" | "td") && !attrs.is_empty() {
+            let start = html.len() - at.len();
+            let o = out.get_or_insert_with(|| String::with_capacity(html.len()));
+            o.push_str(&html[done..start]);
+            o.push('<');
+            o.push_str(name);
+            o.push('>');
+            done = start + end + 1;
+        }
+    }
+    if !open.is_empty() {
+        return None;
+    }
+    Some(match out {
+        Some(mut o) => {
+            o.push_str(&html[done..]);
+            Cow::Owned(o)
+        }
+        None => Cow::Borrowed(html),
+    })
+}
+
+/// Whether a block may start inside an open `element` without the parser closing or moving
+/// anything.
+fn is_container(element: &str) -> bool {
+    matches!(element, "blockquote" | "ul" | "ol" | "li")
+}
+
+/// Whether the sanitizer keeps the attributes `attrs` (` name="value"`, as the Markdown writer
+/// and the highlighter write them) of element `name` as they are.
+fn attributes_kept(name: &str, attrs: &str) -> bool {
+    if attrs.is_empty() {
+        return true;
+    }
+    let Some(value) = attrs
+        .strip_suffix('"')
+        .and_then(|a| a.split_once("=\""))
+        .and_then(|(key, value)| (!value.contains('"')).then_some((key, value)))
+    else {
+        return false;
+    };
+    match (name, value) {
+        ("ol", ("start", n)) => !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()),
+        // The sanitizer drops a cell's alignment (the writer's only attribute on it).
+        ("th" | "td", ("style", a)) => {
+            matches!(
+                a,
+                "text-align: left" | "text-align: center" | "text-align: right"
+            )
+        }
+        // The value is written back escaped the same way, quotes included.
+        ("code", ("class", v)) => {
+            let mut rest = v;
+            while let Some(i) = rest.find(['&', '<', '>']) {
+                let at = &rest[i..];
+                let Some(e) = ["&amp;", "&lt;", "&gt;", "&quot;"]
+                    .iter()
+                    .find(|e| at.starts_with(**e))
+                else {
+                    return false;
+                };
+                rest = &at[e.len()..];
+            }
+            true
+        }
+        ("span", ("class", v)) => v
+            .split(' ')
+            .all(|c| highlight::CLASSES.contains(&c) || highlight::DIFF_CLASSES.contains(&c)),
+        _ => false,
+    }
 }
 
 /// A message's heading level two below its own, at most h6.
@@ -220,6 +390,73 @@ mod tests {
             .clean("<span class=\"hk evil\" style=\"color:red\" onclick=\"x()\">a</span><span class=\"add\">b</span>")
             .to_string();
         assert_eq!(s, "<span class=\"hk\">a</span><span class=\"add\">b</span>");
+    }
+
+    /// `markdown` as the writer makes it, and whether the sanitizer's output was found
+    /// without it, which must then be the sanitizer's output exactly.
+    fn kept_as_sanitized(markdown: &str) -> bool {
+        let html = written(markdown, &Highlighter::new());
+        let cleaned = SANITIZER.clean(&html).to_string();
+        match kept_whole(&html) {
+            Some(kept) => {
+                assert_eq!(kept, cleaned, "{markdown:?} written as {html:?}");
+                true
+            }
+            None => false,
+        }
+    }
+
+    #[test]
+    fn markup_the_sanitizer_keeps_is_found_without_it() {
+        for md in [
+            "plain text",
+            "# One\n\n## Two\n\ntext with **bold**, *em*, `code` and ~~gone~~",
+            "- a\n- b\n  - nested\n\n1. x\n2. y\n\n7. seven\n",
+            "> quoted\n> > twice\n\n---\n\nline  \nbreak\\\nagain",
+            "```rust\nfn a() -> &'static str { \"<b>\" }\n```\n\n    indented & <raw>\n",
+            "```diff\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n```",
+            "```nosuchlang\nx\n```\n\n```\nplain\n```",
+            "quotes \" and ' and &amp; &lt; &gt; & < >",
+            "cr\r\nlf",
+            "| a | b | c |\n|---|:-:|--:|\n| c `x` | **d** | |\n| e |\n\n| h |\n|---|\n",
+            "* item\n\n  para in item\n\n  ```\ncode in item\n```\n",
+        ] {
+            assert!(kept_as_sanitized(md), "{md:?}");
+        }
+        for md in [
+            "[link](https://example.com)",
+            "![img](https://x/i.png)",
+            "- [ ] task\n- [x] done",
+            "no\u{a0}break",
+            "```a'b\nx\n```",
+        ] {
+            assert!(!kept_as_sanitized(md), "{md:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn markup_found_without_the_sanitizer_is_what_it_writes(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "# h\n", "### h3\n", "- item\n", "  - sub\n", "1. one\n", "3. three\n",
+                "> q\n", "**b**", "*e*", "_u_", "`c`", "~~d~~", "```rust\nlet a = \"x\";\n```\n",
+                "```\nplain\n```\n", "```diff\n+a\n-b\n```\n", "```py\"x\nq\n```\n",
+                "```a'b\nq\n```\n", "    indented\n", "\n", "\n\n", " ", "  \n", "\\\n",
+                "---\n", "a", "word ", "é", "&", "<", ">", "\"", "'", "&amp;", "&quot;",
+                "&#39;", "&nbsp;", "\u{a0}", "\r\n", "\t", "\u{c}", "\u{1}", "\u{0}",
+                "[l](https://x)", "[r](../x)", "<https://x>", "| a | b |\n|---|---|\n| c | d |\n",
+                "- [ ] t\n", "|:-:|\n", "| x | **y** |\n", "| `z` |\n", "<b>x</b>", "<!-- c -->", "<p>", "</li>", "<br>", "*", "**", "`",
+            ]), 0..24)
+        ) {
+            kept_as_sanitized(&pieces.concat());
+        }
+
+        #[test]
+        fn text_found_without_the_sanitizer_is_what_it_writes(
+            md in proptest::string::string_regex(r#"[-#*`>_~ \n0-9a-z&<>"'\\\[\]()!|.:/\x{a0}\x01\t\r]{0,120}"#).unwrap()
+        ) {
+            kept_as_sanitized(&md);
+        }
     }
 
     #[test]
