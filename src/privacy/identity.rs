@@ -691,9 +691,15 @@ const TRIGGER_WORDS: &[(&str, Trigger)] = &[
     ("whoami", Trigger::Whoami),
 ];
 
-/// The trigger literals.
-static LEARN_TRIGGERS: LazyLock<Option<AhoCorasick>> =
-    LazyLock::new(|| AhoCorasick::new(TRIGGER_WORDS.iter().map(|(w, _)| w)).ok());
+/// The trigger literals. Leftmost-first matching lets the automaton search with its SIMD
+/// prefilter (the standard kind scans byte by byte); since no literal holds another or begins
+/// another at the same place, it finds the same literals.
+static LEARN_TRIGGERS: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| {
+    AhoCorasickBuilder::new()
+        .match_kind(MatchKind::LeftmostFirst)
+        .build(TRIGGER_WORDS.iter().map(|(w, _)| w))
+        .ok()
+});
 
 /// Which triggers occur in `text` (all of them without an automaton).
 fn triggers(text: &str) -> [bool; TRIGGERS] {
@@ -1378,6 +1384,27 @@ mod tests {
         let paths = Paths::with_identity(&SessionFacts::default(), id);
         let p = paths.redact(text).into_owned();
         Scrub::new(id).redact(&p).into_owned()
+    }
+
+    #[test]
+    fn no_trigger_literal_holds_another_so_leftmost_matching_finds_every_one() {
+        for (a, _) in TRIGGER_WORDS {
+            for (b, _) in TRIGGER_WORDS {
+                assert!(a == b || !a.contains(b), "{a:?} holds {b:?}");
+            }
+        }
+        let found = triggers("Author: A <a@b>\nLinux box 6.1 uid=1000 whoami\nhostname");
+        for t in [
+            Trigger::Trailer,
+            Trigger::At,
+            Trigger::Kernel,
+            Trigger::Uid,
+            Trigger::Whoami,
+            Trigger::Hostname,
+        ] {
+            assert!(found[t as usize]);
+        }
+        assert!(!found[Trigger::Gh as usize] && !found[Trigger::GitUser as usize]);
     }
 
     #[test]
