@@ -6,13 +6,22 @@
 use rayon::prelude::*;
 use serde_json::Value as Json;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use super::spec::{
     Action, AdapterSpec, AssistantEmit, Condition, Emit, JsonType, PatchSpec, Pointer, Rule,
     TodosSpec, ValueSpec,
 };
 use crate::events::{SessionFacts, TokenUsage};
+
+/// A map keyed by a record's text (ids, keys, whole texts), hashed many times a record: a
+/// fast hasher, seeded per run. Never iterated into output.
+pub(crate) type TextMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
+/// A set of a record's texts, as [`TextMap`].
+pub(crate) type TextSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
 
 /// A vendor word and the table that translates it; `raw` is `None` when the field was absent.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,13 +127,13 @@ pub(crate) struct Raw {
 pub(crate) struct Interpreter<'a> {
     spec: &'a AdapterSpec,
     raw: Raw,
-    seen_records: HashSet<String>,
-    seen_text: HashSet<(TextKind, String, String)>,
+    seen_records: TextSet<String>,
+    seen_text: TextSet<SeenText>,
     /// Where the event of each revised key sits in the main stream.
-    revised: HashMap<(TextKind, String), usize>,
+    revised: TextMap<(TextKind, String), usize>,
     /// The usage of each message key as last recorded: a streamed message repeats its usage on
     /// every record, growing, so the last one holds the message's totals.
-    seen_usage: HashMap<String, (u64, u64)>,
+    seen_usage: TextMap<String, (u64, u64)>,
     tokens: TokenUsage,
     has_tokens: bool,
 }
@@ -164,6 +173,28 @@ enum TextKind {
     Thinking,
 }
 
+/// A keyed text kept: its kind, its key and its text. Hashed by the kind, the key, the text's
+/// length and at most its first and last 64 bytes, so a long reply is not hashed whole for
+/// every record; equal only when the whole text is.
+#[derive(PartialEq, Eq)]
+struct SeenText {
+    kind: TextKind,
+    key: String,
+    text: String,
+}
+
+impl std::hash::Hash for SeenText {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        const ENDS: usize = 64;
+        let text = self.text.as_bytes();
+        self.kind.hash(state);
+        self.key.hash(state);
+        text.len().hash(state);
+        state.write(&text[..text.len().min(ENDS)]);
+        state.write(&text[text.len().saturating_sub(ENDS)..]);
+    }
+}
+
 /// An event of a record, kept unless `once` (a text kind and key) was kept before, or
 /// `continues` appends it to the last message; with `revise`, an event of the same key kept
 /// before takes its text instead.
@@ -186,6 +217,10 @@ struct Ops<'s> {
 impl<'s> Draft<'s> {
     /// The draft of one record (its 1-based line number is kept for messages).
     pub(crate) fn of(spec: &'s AdapterSpec, line: usize, record: &Json) -> Self {
+        parsing_once(|| Self::read(spec, line, record))
+    }
+
+    fn read(spec: &'s AdapterSpec, line: usize, record: &Json) -> Self {
         let dedup = spec
             .records
             .dedup
@@ -290,10 +325,10 @@ impl<'a> Interpreter<'a> {
         Self {
             spec,
             raw: Raw::default(),
-            seen_records: HashSet::new(),
-            seen_text: HashSet::new(),
-            revised: HashMap::new(),
-            seen_usage: HashMap::new(),
+            seen_records: TextSet::default(),
+            seen_text: TextSet::default(),
+            revised: TextMap::default(),
+            seen_usage: TextMap::default(),
             tokens: TokenUsage::default(),
             has_tokens: false,
         }
@@ -391,7 +426,7 @@ impl<'a> Interpreter<'a> {
                     RawBody::Thinking(text) => text.clone().unwrap_or_default(),
                     _ => String::new(),
                 };
-                if !self.seen_text.insert((kind, key, text)) {
+                if !self.seen_text.insert(SeenText { kind, key, text }) {
                     continue;
                 }
             }
@@ -759,7 +794,21 @@ fn holds(cond: &Condition, item: &Json, record: &Json) -> bool {
 
 fn resolve<'j>(p: &Pointer, item: &'j Json, record: &'j Json) -> Option<&'j Json> {
     let base = if p.from_record { record } else { item };
-    lookup(base, &p.path)
+    follow(base, p)
+}
+
+/// The value a validated pointer reaches in `value`, along the steps it was split into once
+/// (the same value [`lookup`] finds for its text).
+pub(crate) fn follow<'j>(value: &'j Json, p: &Pointer) -> Option<&'j Json> {
+    let mut at = value;
+    for step in &p.steps {
+        at = match at {
+            Json::Object(map) => map.get(step.as_str())?,
+            Json::Array(items) => items.get(array_index(step)?)?,
+            _ => return None,
+        };
+    }
+    Some(at)
 }
 
 /// `Value::pointer` without its allocation of every step: rules follow pointers many times per
@@ -821,15 +870,21 @@ fn eval_cow<'j>(spec: &ValueSpec, item: &'j Json, record: &'j Json) -> Option<Co
             },
         },
     };
+    let mut picked = false;
     if spec.json
         && let Json::String(s) = value.as_ref()
     {
-        value = Cow::Owned(serde_json::from_str(s).ok()?);
+        let parsed = parse_json(s, matches!(value, Cow::Borrowed(_)))?;
+        value = Cow::Owned(match &spec.pick {
+            Some(p) => follow(&parsed, p).filter(|v| !v.is_null())?.clone(),
+            None => Rc::unwrap_or_clone(parsed),
+        });
+        picked = true;
     }
-    if let Some(p) = &spec.pick {
+    if let Some(p) = spec.pick.as_ref().filter(|_| !picked) {
         value = match value {
-            Cow::Borrowed(v) => Cow::Borrowed(lookup(v, &p.path).filter(|v| !v.is_null())?),
-            Cow::Owned(v) => Cow::Owned(lookup(&v, &p.path).filter(|v| !v.is_null())?.clone()),
+            Cow::Borrowed(v) => Cow::Borrowed(follow(v, p).filter(|v| !v.is_null())?),
+            Cow::Owned(v) => Cow::Owned(follow(&v, p).filter(|v| !v.is_null())?.clone()),
         };
     }
     if let Some(sep) = &spec.join
@@ -890,6 +945,49 @@ fn eval_cow<'j>(spec: &ValueSpec, item: &'j Json, record: &'j Json) -> Option<Co
         Some(t) => Some(Cow::Owned(Json::String(t.into_owned()))),
         None => Some(value),
     }
+}
+
+thread_local! {
+    /// While a record is drafted: the strings of it that values parse as JSON (`json: true`),
+    /// by address and length, with what each parses to. An adapter reads one such string for
+    /// many values (a call's arguments for its input, command, paths and label); it is parsed
+    /// once. `None` outside a draft; emptied after each, so no address is one of a record
+    /// let go.
+    static PARSED: RefCell<Option<Vec<ParsedString>>> = const { RefCell::new(None) };
+}
+
+/// A string of the record being drafted (its address and length) and what it parses to as
+/// JSON (`None`: it is not JSON).
+type ParsedString = (usize, usize, Option<Rc<Json>>);
+
+/// Runs `f`, the drafting of one record, with each string of the record parsed as JSON once.
+fn parsing_once<T>(f: impl FnOnce() -> T) -> T {
+    PARSED.with(|p| *p.borrow_mut() = Some(Vec::new()));
+    let out = f();
+    PARSED.with(|p| *p.borrow_mut() = None);
+    out
+}
+
+/// A string parsed as JSON; with `of_record` (the string is the record's own, alive for the
+/// whole draft), parsed once per draft.
+fn parse_json(s: &str, of_record: bool) -> Option<Rc<Json>> {
+    let parse = || serde_json::from_str::<Json>(s).ok().map(Rc::new);
+    if !of_record {
+        return parse();
+    }
+    let at = (s.as_ptr() as usize, s.len());
+    PARSED.with(|cell| {
+        let mut memo = cell.borrow_mut();
+        let Some(memo) = memo.as_mut() else {
+            return parse();
+        };
+        if let Some((_, _, parsed)) = memo.iter().find(|(p, n, _)| (*p, *n) == at) {
+            return parsed.clone();
+        }
+        let parsed = parse();
+        memo.push((at.0, at.1, parsed.clone()));
+        parsed
+    })
 }
 
 /// The present values of `all_of`, in order, as a list; `None` when none is present.

@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 use std::collections::{BTreeSet, HashMap};
 
 use super::interpret::{
-    Raw, RawBody, RawCall, RawEvent, RawFailure, RawResult, Word, scalar_string,
+    Raw, RawBody, RawCall, RawEvent, RawFailure, RawResult, TextMap, Word, scalar_string,
 };
 use super::spec::{AdapterSpec, Table};
 use crate::events::{
@@ -342,9 +342,9 @@ impl<'a> Normalizer<'a> {
         }
         // One slot per event at most: sized once, so a long log is not copied as it grows.
         let mut slots: Vec<Slot> = Vec::with_capacity(raw.len());
-        let mut call_at: HashMap<(usize, String), usize> = HashMap::new();
-        let mut results: HashMap<(usize, String), (Box<RawResult>, Option<String>)> =
-            HashMap::new();
+        let mut call_at: TextMap<(usize, String), usize> = TextMap::default();
+        let mut results: TextMap<(usize, String), (Box<RawResult>, Option<String>)> =
+            TextMap::default();
         // The call each subagent was started by (its result's `agent_id`), for results that
         // name the subagent rather than the call.
         let mut started_by: HashMap<String, String> = HashMap::new();

@@ -3,9 +3,9 @@
 //! regrouped under their parent record (`records.group_by`), for files and joined inputs alike.
 
 use serde_json::Value as Json;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
-use crate::adapters::interpret::{Draft, Interpreter};
+use crate::adapters::interpret::{Draft, Interpreter, TextMap, TextSet};
 use crate::adapters::spec::{AdapterSpec, Pointer, ReplaySpec};
 
 /// What a record becomes where it is parsed.
@@ -167,7 +167,7 @@ impl<T> Replayed<T> {
     /// the log keeps.
     fn of(spec: &ReplaySpec, rec: Json, make: &dyn Fn(Json) -> T) -> Self {
         let key = |p: &Pointer, rec: &Json| {
-            crate::adapters::interpret::lookup(rec, &p.path)
+            crate::adapters::interpret::follow(rec, p)
                 .filter(|v| !v.is_null())
                 .map(crate::adapters::interpret::scalar_string)
         };
@@ -178,7 +178,7 @@ impl<T> Replayed<T> {
         if let Some(Json::Array(list)) = spec
             .reset
             .as_ref()
-            .and_then(|p| crate::adapters::interpret::lookup(&rec, &p.path))
+            .and_then(|p| crate::adapters::interpret::follow(&rec, p))
         {
             if spec.reset_keeps {
                 let items = list
@@ -209,9 +209,9 @@ impl<T> Replayed<T> {
 /// records before it, adds what it lists that the log does not hold).
 struct Replay<T> {
     records: Vec<Option<(Option<String>, T)>>,
-    index: HashMap<String, usize>,
+    index: TextMap<String, usize>,
     /// Keys a keeping reset listed as copies of earlier records.
-    copies: HashSet<String>,
+    copies: TextSet<String>,
     /// How many copies were left out.
     relisted: usize,
     /// How many places the log had when its last reset was replayed.
@@ -222,8 +222,8 @@ impl<T> Default for Replay<T> {
     fn default() -> Self {
         Self {
             records: Vec::new(),
-            index: HashMap::new(),
-            copies: HashSet::new(),
+            index: TextMap::default(),
+            copies: TextSet::default(),
             relisted: 0,
             last_reset: 0,
         }
@@ -333,7 +333,7 @@ fn links(spec: &AdapterSpec, rec: &Json) -> (Option<String>, Option<String>) {
         return (None, None);
     };
     let text = |p: &Pointer| {
-        crate::adapters::interpret::lookup(rec, &p.path)
+        crate::adapters::interpret::follow(rec, p)
             .filter(|v| !v.is_null())
             .map(crate::adapters::interpret::scalar_string)
     };

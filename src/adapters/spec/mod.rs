@@ -565,6 +565,9 @@ pub struct Pointer {
     pub from_record: bool,
     /// JSON pointer (`""` is the item itself).
     pub path: String,
+    /// The pointer's steps, unescaped (`~1` is `/`, `~0` is `~`): split once, followed for
+    /// every record.
+    pub steps: Vec<String>,
 }
 
 /// How to compute one value from the current item.

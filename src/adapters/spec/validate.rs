@@ -833,6 +833,13 @@ impl Validator<'_> {
         Ok(Pointer {
             from_record,
             path: path.to_owned(),
+            steps: match path.strip_prefix('/') {
+                Some(rest) => rest
+                    .split('/')
+                    .map(|s| s.replace("~1", "/").replace("~0", "~"))
+                    .collect(),
+                None => Vec::new(),
+            },
         })
     }
 
