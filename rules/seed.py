@@ -105,7 +105,9 @@ KEYWORDS = {
 }
 ANCHORS = {
     "kingfisher.1password.2": r"(?i)A[0-9]-[A-Z0-9]{6}-[A-Z0-9]{6}-",
-    "kingfisher.zhipu.1": r"(?i)\b[A-F0-9]{32}\.[A-Z0-9]{16}\b",
+    # The dot and what follows it: a pattern with a literal to look for first, where the
+    # whole pattern has none.
+    "kingfisher.zhipu.1": r"(?i)\.[A-Z0-9]{16}\b",
 }
 # Prefilter keywords that occur in nearly every text.
 COMMON_WORDS = {
