@@ -35,7 +35,7 @@ use page::{PageTemplate, title};
 pub use safe::SafeHtml;
 use storage::Layout;
 pub use storage::{BLOCK_BYTES, INLINE_BYTES, Storage};
-use toc::{TOC_FIRST, TocEntry, TocStored, TocTemplate};
+use toc::{TocList, TocStored};
 use turns::{SubagentTemplate, TurnsTemplate};
 pub use words::human_size;
 
@@ -82,7 +82,8 @@ pub fn no_scan(text: &str) -> (std::borrow::Cow<'_, str>, usize) {
 /// A piece of a notebook.
 #[derive(Debug, Clone)]
 pub enum Part {
-    /// Markup and text: the final secret scan reads it.
+    /// Markup and text: the final secret scan reads each piece on its own (the turns' HTML
+    /// comes in pieces of a few MiB, split between turns, as stored blocks are).
     Text(String),
     /// Base64 data inside the page's own `<template>` elements: inert, and already scanned
     /// before it was compressed.
@@ -160,7 +161,7 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
     // What the page shows of the turns outside their own HTML (the turn list, the strip, the
     // title) is taken first. Then each window of turns is rendered (on every core) while it
     // is written into the embedded report, and let go: the page's text is never held twice.
-    let mut toc: Vec<TocEntry> = report.turns.iter().map(TocEntry::of).collect();
+    let mut toc = TocList::default();
     let overview = overview(&report.turns);
     let title = title(&report);
     let verdict = turns::verdict_of(report.turns.iter().map(|t| &t.outcome), None);
@@ -197,6 +198,7 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
             || data.turns(&turns),
         );
         placed?;
+        toc.add(&turns, layout.stores())?;
         first += turns.len();
         drop(turns);
         windows += 1;
@@ -207,21 +209,21 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
     let (turns, mut stored) = layout.finish()?;
     // A page that stores turns stores its turn list past the first entries too: the list of
     // a long session is otherwise most of what the browser builds before it shows the page.
-    let toc_stored = if !stored.html.is_empty() && toc.len() > TOC_FIRST {
-        let rest = toc.split_off(TOC_FIRST);
-        let id = stored.next_id();
-        let stub = TocStored {
-            id: id.clone(),
-            first: rest.first().map_or(0, |t| t.number),
-            last: rest.last().map_or(0, |t| t.number),
-        };
-        stored.write(id, TocTemplate { entries: &rest }.render()?, None)?;
-        stored.seal()?;
-        Some(stub)
-    } else {
-        None
+    let (toc, rest) = toc.finish()?;
+    let toc_stored = match rest {
+        Some(rest) => {
+            let id = stored.next_id();
+            let stub = TocStored {
+                id: id.clone(),
+                first: rest.first,
+                last: rest.last,
+            };
+            stored.write(id, rest.html, None)?;
+            stored.seal()?;
+            Some(stub)
+        }
+        None => None,
     };
-    let toc = TocTemplate { entries: &toc }.render()?;
     let caught = stored.caught;
     let data = data.finish();
     let mut unlinked = String::new();
@@ -255,12 +257,12 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
         failed,
     }
     .render_into(&mut html)?;
-    let mut parts = Vec::with_capacity(7);
+    let mut parts = Vec::with_capacity(turns.len() + stored.html.len() + 5);
     let mut markup = html.as_str();
-    for (at, piece) in [
-        (TURNS_AT, Part::Text(turns)),
-        (STORED_AT, Part::Data(stored.html)),
-        (DATA_AT, Part::Data(data)),
+    for (at, pieces) in [
+        (TURNS_AT, turns.into_iter().map(Part::Text).collect()),
+        (STORED_AT, stored.html.into_iter().map(Part::Data).collect()),
+        (DATA_AT, vec![Part::Data(data)]),
     ] {
         let Some((before, after)) = markup.split_once(at) else {
             return Err(askama::Error::Custom(
@@ -268,7 +270,7 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
             ));
         };
         parts.push(Part::Text(before.to_owned()));
-        parts.push(piece);
+        parts.extend(pieces);
         markup = after;
     }
     parts.push(Part::Text(markup.to_owned()));

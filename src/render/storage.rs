@@ -56,11 +56,18 @@ impl From<crate::report::model::Storage> for Storage {
 pub const INLINE_BYTES: usize = 3 * 512 * 1024;
 /// The HTML of stored turns compressed together in one block.
 pub const BLOCK_BYTES: usize = 256 * 1024;
+/// The turns' HTML (inline turns and the stubs of stored ones) is held in pieces of about this
+/// size, each one text of the page: a 100 MB session's fits in one, two million one-line
+/// records' stubs (170 MB) are never copied into a string twice their size as they grow.
+const PIECE_BYTES: usize = 4 << 20;
 
 /// Where rendered turns go: into the page while its inline budget lasts, then into stored
 /// blocks ([`Storage`]).
 pub(super) struct Layout {
     out: String,
+    /// The turns' HTML written before `out`, in pieces of about [`PIECE_BYTES`]: a long
+    /// session's stubs are never copied into a larger string as they grow.
+    pieces: Vec<String>,
     /// Bytes of turn HTML the page still takes as HTML; `None` once a turn did not fit.
     left: Option<usize>,
     /// Bytes of HTML per stored block.
@@ -77,6 +84,7 @@ impl Layout {
         };
         Self {
             out: String::new(),
+            pieces: Vec::new(),
             left: Some(inline),
             block,
             blocks: Stored::new(scan),
@@ -86,6 +94,22 @@ impl Layout {
 
     /// Places turn number `i` (from 0), whose steps' HTML is `steps` bytes of its `html`.
     pub(super) fn place(
+        &mut self,
+        page: &TurnsTemplate<'_>,
+        i: usize,
+        turn: &TurnView,
+        steps: usize,
+        html: String,
+    ) -> askama::Result<()> {
+        self.place_turn(page, i, turn, steps, html)?;
+        if self.out.len() >= PIECE_BYTES {
+            let next = String::with_capacity(PIECE_BYTES + PIECE_BYTES / 4);
+            self.pieces.push(std::mem::replace(&mut self.out, next));
+        }
+        Ok(())
+    }
+
+    fn place_turn(
         &mut self,
         page: &TurnsTemplate<'_>,
         i: usize,
@@ -130,11 +154,18 @@ impl Layout {
         Ok(())
     }
 
-    /// The turns' HTML, and the stored blocks.
-    pub(super) fn finish(mut self) -> askama::Result<(String, Stored)> {
+    /// Whether the page stores any of its turns: from the first turn (or first turn's steps)
+    /// given a block on, which the page then holds.
+    pub(super) fn stores(&self) -> bool {
+        self.blocks.last > 0
+    }
+
+    /// The turns' HTML, in pieces split between turns, and the stored blocks.
+    pub(super) fn finish(mut self) -> askama::Result<(Vec<String>, Stored)> {
         self.chunk.flush(&mut self.out, &mut self.blocks)?;
         self.blocks.seal()?;
-        Ok((self.out, self.blocks))
+        self.pieces.push(self.out);
+        Ok((self.pieces, self.blocks))
     }
 }
 
@@ -147,7 +178,8 @@ pub(super) struct Stored {
     last: usize,
     /// Blocks given but not yet sealed: id, HTML, and the block holding its placeholder.
     pending: Vec<(String, String, Option<String>)>,
-    pub(super) html: String,
+    /// Each sealed block's element, in order (written as they stand, never joined).
+    pub(super) html: Vec<String>,
     /// Secrets the final scan found in them.
     pub(super) caught: usize,
 }
@@ -158,7 +190,7 @@ impl Stored {
             scan,
             last: 0,
             pending: Vec::new(),
-            html: String::new(),
+            html: Vec::new(),
             caught: 0,
         }
     }
@@ -191,7 +223,7 @@ impl Stored {
             .collect();
         for sealed in sealed {
             let (block, caught) = sealed?;
-            self.html.push_str(&block);
+            self.html.push(block);
             self.caught += caught;
         }
         Ok(())
