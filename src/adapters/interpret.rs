@@ -9,6 +9,8 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
 
 use super::spec::{
     Action, AdapterSpec, AssistantEmit, Condition, Emit, JsonType, PatchSpec, Pointer, Rule,
@@ -136,6 +138,7 @@ pub(crate) struct Interpreter<'a> {
     seen_usage: TextMap<String, (u64, u64)>,
     tokens: TokenUsage,
     has_tokens: bool,
+    known: Arc<Known>,
 }
 
 /// What one record yields before the interpreter's running state is applied to it: whether
@@ -163,6 +166,38 @@ struct FactDraft {
     timestamp: Option<String>,
     /// The usage key and the input and output token sums.
     usage: Option<(String, Option<u64>, Option<u64>)>,
+}
+
+/// The session facts an interpreter holds already that no later record changes (the first id,
+/// branch, version and model, and every working folder seen), shared with the cores that
+/// draft later records: a draft leaves them out instead of copying them out of every record.
+/// A draft made before a fact is known reads it as before, so what is known when changes
+/// only the work, never the facts.
+#[derive(Debug, Default)]
+pub(crate) struct Known {
+    /// Whether the id, the branch, the version and the model are set, in that order.
+    set: [AtomicBool; 4],
+    cwds: RwLock<Vec<String>>,
+}
+
+/// The facts [`Known::set`] flags, by place.
+const ID: usize = 0;
+const BRANCH: usize = 1;
+const VERSION: usize = 2;
+const MODEL: usize = 3;
+
+impl Known {
+    fn has(&self, fact: usize) -> bool {
+        self.set
+            .get(fact)
+            .is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+
+    fn has_cwd(&self, cwd: &str) -> bool {
+        self.cwds
+            .read()
+            .is_ok_and(|cwds| cwds.iter().any(|c| c == cwd))
+    }
 }
 
 /// The kind of a keyed text: an assistant message's and a thinking block's keys are apart, so
@@ -217,16 +252,26 @@ struct Ops<'s> {
 impl<'s> Draft<'s> {
     /// The draft of one record (its 1-based line number is kept for messages).
     pub(crate) fn of(spec: &'s AdapterSpec, line: usize, record: &Json) -> Self {
-        parsing_once(|| Self::read(spec, line, record))
+        Self::knowing(spec, line, record, None)
     }
 
-    fn read(spec: &'s AdapterSpec, line: usize, record: &Json) -> Self {
+    /// [`Draft::of`], leaving out the session facts `known` holds already.
+    pub(crate) fn knowing(
+        spec: &'s AdapterSpec,
+        line: usize,
+        record: &Json,
+        known: Option<&Known>,
+    ) -> Self {
+        parsing_once(|| Self::read(spec, line, record, known))
+    }
+
+    fn read(spec: &'s AdapterSpec, line: usize, record: &Json, known: Option<&Known>) -> Self {
         let dedup = spec
             .records
             .dedup
             .as_ref()
             .and_then(|k| eval_str(k, record, record));
-        let mut facts = FactDraft::of(spec, record);
+        let mut facts = FactDraft::of(spec, record, known);
         let timestamp = facts.timestamp.take();
         let facts = (!facts.is_empty()).then(|| Box::new(facts));
         let sidechain = spec
@@ -286,13 +331,16 @@ impl FactDraft {
             && usage.is_none()
     }
 
-    fn of(spec: &AdapterSpec, record: &Json) -> Self {
+    /// The facts `record` holds, without those `known` holds already.
+    fn of(spec: &AdapterSpec, record: &Json, known: Option<&Known>) -> Self {
         let s = &spec.session;
         let text = |v: &Option<ValueSpec>| {
             v.as_ref()
                 .and_then(|v| eval_str(v, record, record))
                 .filter(|v| !v.is_empty())
         };
+        let has = |fact: usize| known.is_some_and(|k| k.has(fact));
+        let first = |fact: usize, v: &Option<ValueSpec>| if has(fact) { None } else { text(v) };
         let usage = s.usage.as_ref().and_then(|u| {
             let key = eval_str(&u.key, record, record)?;
             let sum = |specs: &[ValueSpec]| -> Option<u64> {
@@ -305,12 +353,18 @@ impl FactDraft {
             Some((key, sum(&u.input), sum(&u.output)))
         });
         Self {
-            id: text(&s.id),
-            parent: text(&s.parent),
-            branch: text(&s.branch),
-            version: text(&s.version),
-            model: text(&s.model),
-            cwd: text(&s.cwd),
+            id: first(ID, &s.id),
+            // Read only until the id is known (see `Interpreter::facts`).
+            parent: first(ID, &s.parent),
+            branch: first(BRANCH, &s.branch),
+            version: first(VERSION, &s.version),
+            model: first(MODEL, &s.model),
+            cwd: s
+                .cwd
+                .as_ref()
+                .and_then(|v| eval_text(v, record, record))
+                .filter(|c| !c.is_empty() && !known.is_some_and(|k| k.has_cwd(c)))
+                .map(Cow::into_owned),
             timestamp: s
                 .timestamp
                 .as_ref()
@@ -331,7 +385,13 @@ impl<'a> Interpreter<'a> {
             seen_usage: TextMap::default(),
             tokens: TokenUsage::default(),
             has_tokens: false,
+            known: Arc::default(),
         }
+    }
+
+    /// The facts this interpreter holds already, for the cores that draft its later records.
+    pub(crate) fn known(&self) -> Arc<Known> {
+        Arc::clone(&self.known)
     }
 
     /// Feeds one record (its 1-based line number is kept for messages).
@@ -454,7 +514,7 @@ impl<'a> Interpreter<'a> {
 
     /// Reads session facts from a value that is not a record (a JSON document's own fields).
     pub(crate) fn facts_only(&mut self, value: &Json) {
-        self.facts(FactDraft::of(self.spec, value));
+        self.facts(FactDraft::of(self.spec, value, None));
     }
 
     /// Finishes reading and returns what was read.
@@ -503,7 +563,22 @@ impl<'a> Interpreter<'a> {
                 facts.cwd = Some(cwd.clone());
             }
             if !facts.cwds.contains(&cwd) {
+                if let Ok(mut known) = self.known.cwds.write() {
+                    known.push(cwd.clone());
+                }
                 facts.cwds.push(cwd);
+            }
+        }
+        for (fact, slot) in [
+            (ID, &facts.id),
+            (BRANCH, &facts.branch),
+            (VERSION, &facts.version),
+            (MODEL, &facts.model),
+        ] {
+            if slot.is_some()
+                && let Some(flag) = self.known.set.get(fact)
+            {
+                flag.store(true, Ordering::Relaxed);
             }
         }
         if let Some(ts) = seen.timestamp {
@@ -1227,5 +1302,39 @@ exit_code_map: { values: { "0": ok }, default: error }
         let one = one.finish();
         assert!(one.duplicates > 0 && !one.unmatched.is_empty());
         assert_eq!(format!("{one:?}"), format!("{many:?}"));
+    }
+
+    #[test]
+    fn drafts_that_leave_out_known_facts_read_the_same_facts() -> anyhow::Result<()> {
+        let spec = AdapterSpec::parse(
+            "t.yaml",
+            r#"
+name: t
+label: T
+input: { format: jsonl }
+session: { id: /sid, parent: /parent, cwd: /cwd, branch: /branch, model: /model, timestamp: /ts }
+event_map: [{ skip: all }]
+"#,
+        )?;
+        let records = [
+            json!({"cwd": "/a", "ts": "2"}),
+            json!({"sid": "s1", "parent": "p1", "cwd": "/a", "ts": "1"}),
+            json!({"sid": "s2", "parent": "p2", "cwd": "/b", "branch": "x", "ts": "3"}),
+            json!({"cwd": "/a", "branch": "y", "model": "m", "ts": "0"}),
+            json!({"cwd": "/c", "model": "n"}),
+        ];
+        let mut plain = Interpreter::new(&spec);
+        let mut knowing = Interpreter::new(&spec);
+        for (i, rec) in records.iter().enumerate() {
+            plain.apply(Draft::of(&spec, i + 1, rec));
+            let known = knowing.known();
+            knowing.apply(Draft::knowing(&spec, i + 1, rec, Some(&known)));
+        }
+        let (plain, knowing) = (plain.finish().facts, knowing.finish().facts);
+        assert_eq!(knowing.id.as_deref(), Some("s1"));
+        assert_eq!(knowing.parent.as_deref(), Some("p1"));
+        assert_eq!(knowing.cwds, ["/a", "/b", "/c"]);
+        assert_eq!(format!("{plain:?}"), format!("{knowing:?}"));
+        Ok(())
     }
 }

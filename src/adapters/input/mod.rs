@@ -743,9 +743,9 @@ impl RecordFile<'_> {
         let opened = origin.open().map_err(io)?;
         // Each record is drafted where it is parsed, and its place in a replayed log found there;
         // records to regroup by their parent link are kept whole until their order is known.
-        let order = RecordOrder::of(spec);
+        let order = RecordOrder::of(spec).knowing(interp);
         let item = |line: usize, rec: Json| order.item(line, rec);
-        let mut sequence = Sequence::new(order);
+        let mut sequence = Sequence::new(order.clone());
         let count = match format_of(layout, origin) {
             InputFormat::Tree | InputFormat::Sqlite => {
                 warnings.push(Warning::whole(

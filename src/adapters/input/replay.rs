@@ -4,8 +4,9 @@
 
 use serde_json::Value as Json;
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use crate::adapters::interpret::{Draft, Interpreter, TextMap, TextSet};
+use crate::adapters::interpret::{Draft, Interpreter, Known, TextMap, TextSet};
 use crate::adapters::spec::{AdapterSpec, Pointer, ReplaySpec};
 
 /// What a record becomes where it is parsed.
@@ -20,11 +21,13 @@ pub(super) enum Item<'s> {
 
 /// How an adapter orders the records of one file: whether they are replayed as a log, and
 /// whether they are regrouped by parent link.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(super) struct RecordOrder<'s> {
     spec: &'s AdapterSpec,
     replay: Option<&'s ReplaySpec>,
     grouped: bool,
+    /// The session facts the interpreter holds already, left out of each draft.
+    known: Option<Arc<Known>>,
 }
 
 impl<'s> RecordOrder<'s> {
@@ -33,6 +36,15 @@ impl<'s> RecordOrder<'s> {
             spec,
             replay: spec.records.replay.as_ref(),
             grouped: spec.records.group_by.is_some(),
+            known: None,
+        }
+    }
+
+    /// The order, with drafts that leave out the session facts `interp` holds already.
+    pub(super) fn knowing(self, interp: &Interpreter<'_>) -> Self {
+        Self {
+            known: Some(interp.known()),
+            ..self
         }
     }
 
@@ -41,12 +53,13 @@ impl<'s> RecordOrder<'s> {
     /// is known.
     pub(super) fn item(&self, line: usize, rec: Json) -> Item<'s> {
         let spec = self.spec;
+        let known = self.known.as_deref();
         match self.replay {
             _ if self.grouped => Item::Record(rec),
             Some(r) => Item::Replayed(Replayed::of(r, rec, &|rec| {
-                Box::new(Draft::of(spec, line, &rec))
+                Box::new(Draft::knowing(spec, line, &rec, known))
             })),
-            None => Item::Draft(Box::new(Draft::of(spec, line, &rec))),
+            None => Item::Draft(Box::new(Draft::knowing(spec, line, &rec, known))),
         }
     }
 }
