@@ -3,6 +3,7 @@
 
 use base64::Engine as _;
 use std::borrow::Cow;
+use std::io::Write as _;
 use std::ops::Range;
 
 use crate::report::compat::{self, CompatError, ReadBack};
@@ -99,12 +100,15 @@ pub fn json(html: &str) -> Result<Cow<'_, str>, EmbedError> {
 pub(super) struct EmbeddedReport {
     /// Small writes (serde_json's pieces) reach the compressor in large blocks: each of its
     /// writes costs as much as a small write itself. `None` once a write failed.
-    out: Option<std::io::BufWriter<zstd::stream::write::Encoder<'static, Vec<u8>>>>,
+    out: Option<Compressing>,
     /// The report's fields other than `turns`.
     rest: serde_json::Map<String, serde_json::Value>,
     /// Turns written so far.
     written: usize,
 }
+
+/// The JSON's way into the compressor.
+type Compressing = std::io::BufWriter<zstd::stream::write::Encoder<'static, Vec<u8>>>;
 
 impl EmbeddedReport {
     /// Starts with the report's other fields in hand (its turns taken out).
@@ -161,9 +165,12 @@ impl EmbeddedReport {
         base64::engine::general_purpose::STANDARD.encode(bytes)
     }
 
+    /// Runs `f` on the writer, and lets the writer go once a write fails. The writer's own
+    /// type, not a `dyn Write`: each of serde_json's small writes is then a copy into the
+    /// buffer, not a call through a pointer.
     fn write(
-        out: &mut Option<std::io::BufWriter<zstd::stream::write::Encoder<'static, Vec<u8>>>>,
-        f: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+        out: &mut Option<Compressing>,
+        f: impl FnOnce(&mut Compressing) -> std::io::Result<()>,
     ) {
         if let Some(w) = out.as_mut()
             && f(w).is_err()
