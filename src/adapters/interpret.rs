@@ -668,17 +668,28 @@ fn rules<'s>(
     record: &Json,
     ops: &mut Ops<'s>,
 ) -> bool {
-    let Some(rule) = rules_.iter().find(|r| all(&r.when, item, record)) else {
+    rules_in(spec, rules_, item, record, ops, &mut Resolved::default())
+}
+
+/// [`rules`], with what the conditions tested of this item so far.
+fn rules_in<'s, 'j>(
+    spec: &'s AdapterSpec,
+    rules_: &'s [Rule],
+    item: &'j Json,
+    record: &'j Json,
+    ops: &mut Ops<'s>,
+    seen: &mut Resolved<'s, 'j>,
+) -> bool {
+    let Some(rule) = rules_.iter().find(|r| all_in(&r.when, item, record, seen)) else {
         return false;
     };
     match &rule.action {
         Action::Skip(reason) => ops.skipped.push(reason),
         Action::Emit(emit) => ops.events.extend(emit_event(emit, item, record)),
         Action::Steps(steps) => {
+            // Each step whose own conditions hold.
             for step in steps {
-                if all(&step.when, item, record) {
-                    rules(spec, std::slice::from_ref(step), item, record, ops);
-                }
+                rules_in(spec, std::slice::from_ref(step), item, record, ops, seen);
             }
         }
         Action::EmitAll(emits) => {
@@ -840,20 +851,77 @@ pub(crate) fn condition_holds(cond: &Condition, record: &Json) -> bool {
 }
 
 fn all(conds: &[Condition], item: &Json, record: &Json) -> bool {
-    conds.iter().all(|c| holds(c, item, record))
+    all_in(conds, item, record, &mut Resolved::default())
 }
 
 fn holds(cond: &Condition, item: &Json, record: &Json) -> bool {
+    holds_in(cond, item, record, &mut Resolved::default())
+}
+
+/// How many pointers [`Resolved`] keeps.
+const RESOLVED: usize = 8;
+
+/// The values the first few pointers the conditions of one rule list follow reach in one item:
+/// the rules of a list mostly test the same fields (the record's type first of all), and each
+/// is followed once for the whole list.
+struct Resolved<'p, 'j> {
+    found: [Option<(&'p Pointer, Option<&'j Json>)>; RESOLVED],
+}
+
+impl Default for Resolved<'_, '_> {
+    fn default() -> Self {
+        Self {
+            found: [None; RESOLVED],
+        }
+    }
+}
+
+impl<'p, 'j> Resolved<'p, 'j> {
+    /// [`resolve`], once per pointer path.
+    fn get(&mut self, p: &'p Pointer, item: &'j Json, record: &'j Json) -> Option<&'j Json> {
+        let same = |q: &Pointer| {
+            std::ptr::eq(p, q) || (q.from_record == p.from_record && q.steps == p.steps)
+        };
+        for slot in &mut self.found {
+            match slot {
+                Some((q, v)) if same(q) => return *v,
+                Some(_) => {}
+                None => {
+                    let v = resolve(p, item, record);
+                    *slot = Some((p, v));
+                    return v;
+                }
+            }
+        }
+        resolve(p, item, record)
+    }
+}
+
+fn all_in<'p, 'j>(
+    conds: &'p [Condition],
+    item: &'j Json,
+    record: &'j Json,
+    seen: &mut Resolved<'p, 'j>,
+) -> bool {
+    conds.iter().all(|c| holds_in(c, item, record, seen))
+}
+
+fn holds_in<'p, 'j>(
+    cond: &'p Condition,
+    item: &'j Json,
+    record: &'j Json,
+    seen: &mut Resolved<'p, 'j>,
+) -> bool {
     match cond {
-        Condition::Eq(p, v) => resolve(p, item, record) == Some(v),
-        Condition::OneOf(p, vs) => resolve(p, item, record).is_some_and(|x| vs.contains(x)),
+        Condition::Eq(p, v) => seen.get(p, item, record) == Some(v),
+        Condition::OneOf(p, vs) => seen.get(p, item, record).is_some_and(|x| vs.contains(x)),
         Condition::Present(p, want) => {
-            resolve(p, item, record).is_some_and(|v| !v.is_null()) == *want
+            seen.get(p, item, record).is_some_and(|v| !v.is_null()) == *want
         }
-        Condition::Matches(p, re) => {
-            resolve(p, item, record).is_some_and(|v| v.as_str().is_some_and(|s| re.is_match(s)))
-        }
-        Condition::Is(p, t) => resolve(p, item, record).is_some_and(|v| match t {
+        Condition::Matches(p, re) => seen
+            .get(p, item, record)
+            .is_some_and(|v| v.as_str().is_some_and(|s| re.is_match(s))),
+        Condition::Is(p, t) => seen.get(p, item, record).is_some_and(|v| match t {
             JsonType::String => v.is_string(),
             JsonType::Array => v.is_array(),
             JsonType::Object => v.is_object(),
@@ -861,9 +929,9 @@ fn holds(cond: &Condition, item: &Json, record: &Json) -> bool {
             JsonType::Bool => v.is_boolean(),
             JsonType::Null => v.is_null(),
         }),
-        Condition::Any(cs) => cs.iter().any(|c| holds(c, item, record)),
-        Condition::All(cs) => all(cs, item, record),
-        Condition::Not(c) => !holds(c, item, record),
+        Condition::Any(cs) => cs.iter().any(|c| holds_in(c, item, record, seen)),
+        Condition::All(cs) => all_in(cs, item, record, seen),
+        Condition::Not(c) => !holds_in(c, item, record, seen),
     }
 }
 
