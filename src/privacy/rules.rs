@@ -586,7 +586,7 @@ impl Engine {
             rule.shortest();
             if rule.spec.anchor.is_some() {
                 rule.near();
-            } else {
+            } else if rule.window(&self.rule_keywords[i].1).is_none() {
                 rule.regex();
             }
         });
@@ -664,21 +664,31 @@ impl Engine {
                 continue;
             }
             let (patterns, keywords) = &self.rule_keywords[i];
-            let window = (windows && rule.spec.anchor.is_none())
+            // A rule that can run around its keywords has one regex for every text: over a
+            // short text it searches the whole of it.
+            let window = rule
+                .spec
+                .anchor
+                .is_none()
                 .then(|| rule.window(keywords))
                 .flatten();
             match window {
                 Some(w) if text.len() >= rule.shortest() => {
-                    let mut around: Vec<(usize, usize)> = hits
-                        .iter()
-                        .filter(|h| patterns.contains(&h.0))
-                        .map(|h| (h.1, h.2))
-                        .collect();
-                    around.sort_unstable();
-                    let parts = parts(text, around.into_iter(), w.reach);
+                    let parts = if windows {
+                        let mut around: Vec<(usize, usize)> = hits
+                            .iter()
+                            .filter(|h| patterns.contains(&h.0))
+                            .map(|h| (h.1, h.2))
+                            .collect();
+                        around.sort_unstable();
+                        parts(text, around.into_iter(), w.reach)
+                    } else {
+                        vec![(0, text.len())]
+                    };
                     finds.extend(self.find_in_parts(i, &w.rule, text, parts));
                 }
-                _ => finds.extend(self.find_rule(i, text)),
+                Some(_) => {}
+                None => finds.extend(self.find_rule(i, text)),
             }
         }
         merge(finds)
