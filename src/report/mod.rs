@@ -174,15 +174,19 @@ fn turn_view(turn: Turn, prefix: &str) -> TurnView {
             .collect(),
     };
     TurnView {
-        prompt: turn.prompt.map(|p| TextView {
-            id: format!("{id}-p"),
-            text: p.value,
-            timestamp: p.timestamp,
+        prompt: turn.prompt.map(|p| {
+            Box::new(TextView {
+                id: format!("{id}-p"),
+                text: p.value,
+                timestamp: p.timestamp,
+            })
         }),
-        response: turn.response.map(|r| TextView {
-            id: format!("{id}-r"),
-            text: r.value,
-            timestamp: r.timestamp,
+        response: turn.response.map(|r| {
+            Box::new(TextView {
+                id: format!("{id}-r"),
+                text: r.value,
+                timestamp: r.timestamp,
+            })
         }),
         number: turn.number,
         steps,

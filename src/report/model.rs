@@ -178,12 +178,13 @@ pub struct TurnView {
     pub id: String,
     /// 1-based position.
     pub number: usize,
-    /// The human prompt; `null` for events before any prompt.
-    pub prompt: Option<TextView>,
+    /// The human prompt; `null` for events before any prompt (boxed, as is the response: a
+    /// session's turns are held side by side, and the render lets them go a few at a time).
+    pub prompt: Option<Box<TextView>>,
     /// Process events in source order.
     pub steps: Vec<StepView>,
     /// The terminal response, when retained.
-    pub response: Option<TextView>,
+    pub response: Option<Box<TextView>>,
     /// `complete` only with a terminal response.
     pub response_status: ResponseStatus,
     /// Counts.
