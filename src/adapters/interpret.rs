@@ -208,26 +208,14 @@ enum TextKind {
     Thinking,
 }
 
-/// A keyed text kept: its kind, its key and its text. Hashed by the kind, the key, the text's
-/// length and at most its first and last 64 bytes, so a long reply is not hashed whole for
-/// every record; equal only when the whole text is.
-#[derive(PartialEq, Eq)]
+/// A keyed text kept: its kind, its key and its text, hashed whole. (A hash of a text's ends
+/// alone would let a log of many texts that share their key, length and ends, differing
+/// only inside, make every lookup compare against all of them.)
+#[derive(PartialEq, Eq, Hash)]
 struct SeenText {
     kind: TextKind,
     key: String,
     text: String,
-}
-
-impl std::hash::Hash for SeenText {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        const ENDS: usize = 64;
-        let text = self.text.as_bytes();
-        self.kind.hash(state);
-        self.key.hash(state);
-        text.len().hash(state);
-        state.write(&text[..text.len().min(ENDS)]);
-        state.write(&text[text.len().saturating_sub(ENDS)..]);
-    }
 }
 
 /// An event of a record, kept unless `once` (a text kind and key) was kept before, or
