@@ -89,17 +89,8 @@ pub struct Rule {
     pub spec: RuleSpec,
     regex: OnceLock<Option<Regex>>,
     near: OnceLock<Option<Near>>,
-    window: OnceLock<Option<Window>>,
     shortest: OnceLock<usize>,
     key_not: OnceLock<Option<Regex>>,
-}
-
-/// What a rule selected by its keywords runs when every match of its pattern holds one of its
-/// keywords and has a longest length: its regex, searched only as far around the keywords'
-/// occurrences as a match reaches (see [`Engine::find`]).
-struct Window {
-    rule: regex_automata::meta::Regex,
-    reach: usize,
 }
 
 /// What an anchored rule runs: the anchor's regex, the rule's regex for searching a part of a
@@ -197,7 +188,10 @@ impl Rule {
         let pattern = ascii_word_boundaries(&self.spec.pattern);
         let anchor = ascii_word_boundaries(anchor);
         let reach = longest(&pattern)? + longest(&anchor)?;
-        let rule = meta_regex(&pattern)?;
+        let rule = regex_automata::meta::Builder::new()
+            .configure(regex_automata::meta::Config::new().nfa_size_limit(Some(1 << 24)))
+            .build(&pattern)
+            .map_err(|e| e.to_string())?;
         let anchor = RegexBuilder::new(&anchor)
             .size_limit(1 << 24)
             .build()
@@ -209,185 +203,11 @@ impl Rule {
         })
     }
 
-    /// The rule's window, when its keywords bound where its matches lie: every match holds
-    /// one of `keywords` (checked on the parsed pattern by [`holds_one_of`]) and no match is
-    /// longer than a fixed length.
-    fn window(&self, keywords: &[String]) -> Option<&Window> {
-        self.window
-            .get_or_init(|| {
-                let pattern = ascii_word_boundaries(&self.spec.pattern);
-                let hir = regex_syntax::parse(&pattern).ok()?;
-                let longest = hir.properties().maximum_len()?;
-                if keywords.is_empty() || !holds_one_of(&hir, keywords) {
-                    return None;
-                }
-                let reach = longest + keywords.iter().map(String::len).max().unwrap_or(0);
-                Some(Window {
-                    rule: meta_regex(&pattern).ok()?,
-                    reach,
-                })
-            })
-            .as_ref()
-    }
-
     fn build(&self) -> Result<Regex, regex::Error> {
         RegexBuilder::new(&ascii_word_boundaries(&self.spec.pattern))
             .size_limit(1 << 24)
             .build()
     }
-}
-
-/// Whether every string `hir` matches holds one of `keywords` (lowercase), matched as the
-/// keyword search matches them: ASCII letters in either case. Conservative: `false` when the
-/// pattern's shape does not show it. The Kelvin sign and the long s, which a case-insensitive
-/// pattern folds to `k` and `s`, count as those letters here; [`Engine::find`] searches a
-/// text holding either whole.
-fn holds_one_of(hir: &regex_syntax::hir::Hir, keywords: &[String]) -> bool {
-    let has = |s: &[u8]| {
-        keywords
-            .iter()
-            .any(|k| memchr::memmem::find(s, k.as_bytes()).is_some())
-    };
-    holds(hir, &has)
-}
-
-/// Strings a pattern can match, past which [`finite`] gives up.
-const FINITE: usize = 256;
-
-fn holds(hir: &regex_syntax::hir::Hir, has: &dyn Fn(&[u8]) -> bool) -> bool {
-    use regex_syntax::hir::HirKind;
-    if finite(hir).is_some_and(|all| all.iter().all(|s| has(s))) {
-        return true;
-    }
-    match hir.kind() {
-        HirKind::Capture(c) => holds(&c.sub, has),
-        HirKind::Repetition(r) => r.min >= 1 && holds(&r.sub, has),
-        HirKind::Alternation(branches) => branches.iter().all(|b| holds(b, has)),
-        HirKind::Concat(parts) => {
-            if parts.iter().any(|p| holds(p, has)) {
-                return true;
-            }
-            // A keyword can run across parts (`api`, `[_-]?`, `key`): each run of parts that
-            // match finitely many strings is tried as one.
-            let mut run: Option<Vec<Vec<u8>>> = Some(vec![Vec::new()]);
-            for part in parts {
-                run = match (run, finite(part)) {
-                    (Some(acc), Some(next)) => join(&acc, &next).or(Some(next)),
-                    (_, next) => next,
-                };
-                if run.as_ref().is_some_and(|all| all.iter().all(|s| has(s))) {
-                    return true;
-                }
-            }
-            false
-        }
-        _ => false,
-    }
-}
-
-/// Every string `hir` matches, lowercased (ASCII letters; the Kelvin sign and the long s as
-/// `k` and `s`), when there are at most [`FINITE`] of them.
-fn finite(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
-    use regex_syntax::hir::{Class, HirKind};
-    let fold = |c: char| match c {
-        '\u{212a}' => 'k',
-        '\u{17f}' => 's',
-        c => c.to_ascii_lowercase(),
-    };
-    let mut out: Vec<Vec<u8>> = match hir.kind() {
-        HirKind::Empty | HirKind::Look(_) => vec![Vec::new()],
-        HirKind::Literal(l) => vec![
-            std::str::from_utf8(&l.0)
-                .ok()?
-                .chars()
-                .map(fold)
-                .collect::<String>()
-                .into_bytes(),
-        ],
-        HirKind::Class(Class::Unicode(c)) => {
-            let mut all = Vec::new();
-            for r in c.ranges() {
-                if (r.end() as u32 - r.start() as u32) as usize + all.len() >= 16 {
-                    return None;
-                }
-                for c in r.start()..=r.end() {
-                    all.push(fold(c).to_string().into_bytes());
-                }
-            }
-            all
-        }
-        HirKind::Class(Class::Bytes(c)) => {
-            let mut all = Vec::new();
-            for r in c.ranges() {
-                if (r.end() - r.start()) as usize + all.len() >= 16 {
-                    return None;
-                }
-                for b in r.start()..=r.end() {
-                    all.push(vec![b.to_ascii_lowercase()]);
-                }
-            }
-            all
-        }
-        HirKind::Capture(c) => finite(&c.sub)?,
-        HirKind::Concat(parts) => {
-            let mut acc = vec![Vec::new()];
-            for p in parts {
-                acc = join(&acc, &finite(p)?)?;
-            }
-            acc
-        }
-        HirKind::Alternation(branches) => {
-            let mut all = Vec::new();
-            for b in branches {
-                all.extend(finite(b)?);
-                if all.len() > FINITE {
-                    return None;
-                }
-            }
-            all
-        }
-        HirKind::Repetition(r) => {
-            let max = r.max?;
-            if max > 8 {
-                return None;
-            }
-            let one = finite(&r.sub)?;
-            let mut all = Vec::new();
-            let mut acc = vec![Vec::new()];
-            for n in 0..=max {
-                if n >= r.min {
-                    all.extend(acc.iter().cloned());
-                }
-                if n < max {
-                    acc = join(&acc, &one)?;
-                }
-            }
-            all
-        }
-    };
-    out.sort_unstable();
-    out.dedup();
-    (out.len() <= FINITE).then_some(out)
-}
-
-/// Every string of `a` followed by every string of `b`, when there are at most [`FINITE`].
-fn join(a: &[Vec<u8>], b: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
-    if a.len().saturating_mul(b.len()) > FINITE {
-        return None;
-    }
-    Some(
-        a.iter()
-            .flat_map(|x| b.iter().map(move |y| [x.as_slice(), y].concat()))
-            .collect(),
-    )
-}
-
-/// A pattern's regex for searching part of a text with the rest of it as context.
-fn meta_regex(pattern: &str) -> Result<regex_automata::meta::Regex, String> {
-    regex_automata::meta::Builder::new()
-        .configure(regex_automata::meta::Config::new().nfa_size_limit(Some(1 << 24)))
-        .build(pattern)
-        .map_err(|e| e.to_string())
 }
 
 /// The pattern in the `regex` crate's dialect: PCRE-style `(?# comment)` groups, which
@@ -477,8 +297,6 @@ pub struct Engine {
     keywords: Option<AhoCorasick>,
     /// For each keyword pattern, the rules it selects.
     keyword_rules: Vec<Vec<usize>>,
-    /// For each rule, the keyword patterns that select it, and those keywords.
-    rule_keywords: Vec<(Vec<usize>, Vec<String>)>,
     /// Rules without keywords: they always run.
     always: Vec<usize>,
 }
@@ -513,7 +331,6 @@ impl Engine {
     pub fn new(specs: Vec<RuleSpec>) -> Self {
         let mut words: Vec<String> = Vec::new();
         let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
-        let mut rule_keywords = Vec::with_capacity(specs.len());
         let mut always = Vec::new();
         for (i, spec) in specs.iter().enumerate() {
             let derived;
@@ -526,24 +343,16 @@ impl Engine {
             if keywords.is_empty() {
                 always.push(i);
             }
-            let mut own = (Vec::new(), Vec::new());
             for k in keywords {
                 let k = k.to_ascii_lowercase();
-                let p = match words.iter().position(|w| *w == k) {
-                    Some(p) => {
-                        keyword_rules[p].push(i);
-                        p
-                    }
+                match words.iter().position(|w| *w == k) {
+                    Some(p) => keyword_rules[p].push(i),
                     None => {
-                        words.push(k.clone());
+                        words.push(k);
                         keyword_rules.push(vec![i]);
-                        words.len() - 1
                     }
-                };
-                own.0.push(p);
-                own.1.push(k);
+                }
             }
-            rule_keywords.push(own);
         }
         // A full DFA: the overlapping search that picks rules runs over every string, and the
         // DFA is about twice as fast there as the default noncontiguous automaton.
@@ -563,7 +372,6 @@ impl Engine {
                 spec,
                 regex: OnceLock::new(),
                 near: OnceLock::new(),
-                window: OnceLock::new(),
                 shortest: OnceLock::new(),
                 key_not: OnceLock::new(),
             })
@@ -572,7 +380,6 @@ impl Engine {
             rules,
             keywords,
             keyword_rules,
-            rule_keywords,
             always,
         }
     }
@@ -586,7 +393,7 @@ impl Engine {
             rule.shortest();
             if rule.spec.anchor.is_some() {
                 rule.near();
-            } else if rule.window(&self.rule_keywords[i].1).is_none() {
+            } else {
                 rule.regex();
             }
         });
@@ -599,17 +406,10 @@ impl Engine {
 
     /// Rules whose keywords occur in `text`, plus the rules that always run, in rule order.
     fn selected(&self, text: &str) -> Vec<usize> {
-        self.scan(text, false).0
-    }
-
-    /// The rules `text` selects, in rule order, and, when `hits` is asked for, where the
-    /// keyword patterns occur (pattern, start, end).
-    fn scan(&self, text: &str, hits: bool) -> (Vec<usize>, Vec<(usize, usize, usize)>) {
         let mut on = vec![false; self.rules.len()];
         for &i in &self.always {
             on[i] = true;
         }
-        let mut at = Vec::new();
         // A keyword that occurs many times selects its rules once.
         let mut seen = vec![false; self.keyword_rules.len()];
         // Most short strings hold no keyword at all: a plain search says so without visiting
@@ -623,9 +423,6 @@ impl Engine {
         {
             for m in ac.find_overlapping_iter(text) {
                 let p = m.pattern().as_usize();
-                if hits {
-                    at.push((p, m.start(), m.end()));
-                }
                 if std::mem::replace(&mut seen[p], true) {
                     continue;
                 }
@@ -634,62 +431,22 @@ impl Engine {
                 }
             }
         }
-        let rules = on
-            .iter()
+        on.iter()
             .enumerate()
             .filter_map(|(i, &b)| b.then_some(i))
-            .collect();
-        (rules, at)
+            .collect()
     }
 
     /// Every secret in `text`, merged where finds overlap, in text order. `shape_only` skips
     /// the rules that find a value by its context.
-    ///
-    /// In a long text, a rule every match of which holds one of its keywords and is no longer
-    /// than a fixed length runs only over the parts of the text within that reach of its
-    /// keywords' occurrences, as an anchored rule does around its anchor: the same finds as a
-    /// search of the whole text, for a fraction of the bytes (a tool output of 100 KB that
-    /// says `token` twice is searched over two short parts by every rule `token` selects).
     pub fn find(&self, text: &str, shape_only: bool) -> Vec<Find> {
-        // Two characters that are not ASCII fold to ASCII letters in a case-insensitive
-        // pattern (the Kelvin sign to `k`, the long s to `s`): a text holding one may hold a
-        // match whose keyword the keyword search does not see, and is searched whole.
-        const WINDOWS: usize = 4096;
-        let windows = text.len() > WINDOWS && !text.contains(['\u{212a}', '\u{17f}']);
-        let (selected, hits) = self.scan(text, windows);
         let mut finds = Vec::new();
-        for i in selected {
+        for i in self.selected(text) {
             let rule = &self.rules[i];
             if shape_only && rule.spec.context {
                 continue;
             }
-            let (patterns, keywords) = &self.rule_keywords[i];
-            // A rule that can run around its keywords has one regex for every text: over a
-            // short text it searches the whole of it.
-            let window = rule
-                .spec
-                .anchor
-                .is_none()
-                .then(|| rule.window(keywords))
-                .flatten();
-            match window {
-                Some(w) if text.len() >= rule.shortest() => {
-                    let parts = if windows {
-                        let mut around: Vec<(usize, usize)> = hits
-                            .iter()
-                            .filter(|h| patterns.contains(&h.0))
-                            .map(|h| (h.1, h.2))
-                            .collect();
-                        around.sort_unstable();
-                        parts(text, around.into_iter(), w.reach)
-                    } else {
-                        vec![(0, text.len())]
-                    };
-                    finds.extend(self.find_in_parts(i, &w.rule, text, parts));
-                }
-                Some(_) => {}
-                None => finds.extend(self.find_rule(i, text)),
-            }
+            finds.extend(self.find_rule(i, text));
         }
         merge(finds)
     }
@@ -754,24 +511,28 @@ impl Engine {
     /// it lies in one part, and the parts are searched in order: the same matches as a search
     /// of the whole text.
     fn find_near(&self, i: usize, near: &Near, text: &str) -> Vec<Find> {
-        let around = near.anchor.find_iter(text).map(|m| (m.start(), m.end()));
-        self.find_in_parts(i, &near.rule, text, parts(text, around, near.reach))
-    }
-
-    /// A rule's secrets in the given parts of `text`, in order, each part searched with the
-    /// whole text around it as context.
-    fn find_in_parts(
-        &self,
-        i: usize,
-        rule: &regex_automata::meta::Regex,
-        text: &str,
-        parts: Vec<(usize, usize)>,
-    ) -> Vec<Find> {
+        // An anchor match skipped for overlapping the one before starts inside it: the reach
+        // counts the anchor's longest match too.
+        let mut parts: Vec<(usize, usize)> = Vec::new();
+        for m in near.anchor.find_iter(text) {
+            let mut start = m.start().saturating_sub(near.reach);
+            while !text.is_char_boundary(start) {
+                start -= 1;
+            }
+            let mut end = (m.end() + near.reach).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            match parts.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => parts.push((start, end)),
+            }
+        }
         let spec = &self.rules[i].spec;
         let mut out = Vec::new();
         for (start, end) in parts {
             let input = regex_automata::Input::new(text).range(start..end);
-            for caps in rule.captures_iter(input) {
+            for caps in near.rule.captures_iter(input) {
                 let spans: Vec<regex_automata::Span> = if spec.groups.is_empty() {
                     caps.get_group(1)
                         .or_else(|| caps.get_group(0))
@@ -812,33 +573,6 @@ impl Engine {
         }
         out
     }
-}
-
-/// The parts of `text` within `reach` bytes of the given matches (in order of their starts),
-/// merged where they overlap, widened to whole characters. An anchor match skipped for
-/// overlapping the one before starts inside it: the reach counts the anchor's longest match
-/// too.
-fn parts(
-    text: &str,
-    around: impl Iterator<Item = (usize, usize)>,
-    reach: usize,
-) -> Vec<(usize, usize)> {
-    let mut parts: Vec<(usize, usize)> = Vec::new();
-    for (s, e) in around {
-        let mut start = s.saturating_sub(reach);
-        while !text.is_char_boundary(start) {
-            start -= 1;
-        }
-        let mut end = (e + reach).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        match parts.last_mut() {
-            Some(last) if start <= last.1 => last.1 = last.1.max(end),
-            _ => parts.push((start, end)),
-        }
-    }
-    parts
 }
 
 /// Sorts finds and merges overlapping ones (the earlier find names the merged one).
@@ -1158,87 +892,6 @@ mod prefix_tests {
                         10 => "\n".to_owned(),
                         _ => "Nb1Ok1mEhe-3iTdrGOuegj29yQR".to_owned(),
                     })
-                    .collect();
-                proptest::prop_assert_eq!(engine.find(&text, false), merge(engine.find_rule(0, &text)));
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod window_tests {
-    use super::*;
-
-    /// The built-in rules that run around their keywords in a long text, each alone.
-    fn windowed() -> Vec<Engine> {
-        (0..ENGINE.rules().len())
-            .filter(|&i| ENGINE.rules()[i].spec.anchor.is_none())
-            .filter(|&i| {
-                ENGINE.rules()[i]
-                    .window(&ENGINE.rule_keywords[i].1)
-                    .is_some()
-            })
-            .map(|i| Engine::new(vec![ENGINE.rules()[i].spec.clone()]))
-            .collect()
-    }
-
-    #[test]
-    fn a_rule_runs_around_its_keywords_only_when_every_match_holds_one() {
-        let hir = |p: &str| regex_syntax::parse(p).unwrap();
-        let kw = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        // Across parts of a pattern, in either case, and in every branch.
-        assert!(holds_one_of(
-            &hir(r"(?i)\bapi[_-]?key\s*=\s*\w{8}"),
-            &kw(&["apikey", "api_key", "api-key"])
-        ));
-        assert!(holds_one_of(
-            &hir(r"(?:token|secret)[=:]\w+"),
-            &kw(&["token", "secret"])
-        ));
-        assert!(holds_one_of(&hir(r"(?i)\bt(?:ok)en=\w+"), &kw(&["token"])));
-        // A branch without the keyword, an optional keyword, a class too wide to list.
-        assert!(!holds_one_of(&hir(r"(?:token|pw)=\w+"), &kw(&["token"])));
-        assert!(!holds_one_of(&hir(r"(?:token)?=\w+"), &kw(&["token"])));
-        assert!(!holds_one_of(&hir(r"tok[a-z]n=\w+"), &kw(&["token"])));
-        let ids: Vec<String> = windowed()
-            .iter()
-            .map(|e| e.rules()[0].spec.id.clone())
-            .collect();
-        assert!(ids.len() > 100, "{}", ids.len());
-        for id in ["datadog-api-key", "line-messaging-api-token"] {
-            assert!(ids.iter().any(|i| i == id), "{id}");
-        }
-        // Unbounded matches are searched whole.
-        assert!(!ids.iter().any(|i| i == "secret-assignment"));
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(16))]
-        /// Long texts of a rule's examples among its keywords alone, other cases, word
-        /// characters (ASCII and not) and filler: the rule finds what its regex finds over the
-        /// whole text.
-        #[test]
-        fn a_rule_run_around_its_keywords_finds_what_its_regex_finds(
-            pieces in proptest::collection::vec(0usize..12, 1..40),
-        ) {
-            for engine in windowed() {
-                let spec = &engine.rules()[0].spec;
-                let keyword = engine.rule_keywords[0].1[0].clone();
-                let text: String = pieces
-                    .iter()
-                    .map(|&p| match p {
-                        0..=2 => spec.examples[p % spec.examples.len()].clone(),
-                        3 => spec.examples[0].to_uppercase(),
-                        4 => format!(" {keyword}: "),
-                        5 => "é→".to_owned(),
-                        6 => keyword.to_uppercase(),
-                        7 => spec.negative_examples.first().cloned().unwrap_or_default(),
-                        8 => "_".repeat(40),
-                        9 => "\n".to_owned(),
-                        10 => format!("{}\n", "let total = items.iter().sum::<u64>();".repeat(30)),
-                        _ => "Nb1Ok1mEhe-3iTdrGOuegj29yQR".to_owned(),
-                    })
-                    .chain([format!("{keyword} {}", "x".repeat(4096))])
                     .collect();
                 proptest::prop_assert_eq!(engine.find(&text, false), merge(engine.find_rule(0, &text)));
             }
