@@ -104,6 +104,8 @@ KEYWORDS = {
     "np.salesforce.1": ["!"],
 }
 ANCHORS = {
+    # The two dots and the third part's shortest length: a dot is in nearly every text.
+    "kingfisher.discord.2": r"(?i)\.[A-Z0-9_-]{6}\.[A-Z0-9_-]{27}",
     "kingfisher.1password.2": r"(?i)A[0-9]-[A-Z0-9]{6}-[A-Z0-9]{6}-",
     # The dot and what follows it: a pattern with a literal to look for first, where the
     # whole pattern has none.
