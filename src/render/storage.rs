@@ -101,22 +101,11 @@ impl Layout {
         steps: usize,
         html: String,
     ) -> askama::Result<()> {
-        self.place_turn(page, i, turn, steps, html)?;
+        // A full piece is set aside between turns, before the next is written.
         if self.out.len() >= PIECE_BYTES {
             let next = String::with_capacity(PIECE_BYTES + PIECE_BYTES / 4);
             self.pieces.push(std::mem::replace(&mut self.out, next));
         }
-        Ok(())
-    }
-
-    fn place_turn(
-        &mut self,
-        page: &TurnsTemplate<'_>,
-        i: usize,
-        turn: &TurnView,
-        steps: usize,
-        html: String,
-    ) -> askama::Result<()> {
         if let Some(room) = self.left {
             if html.len() <= room {
                 self.left = Some(room - html.len());
