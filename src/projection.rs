@@ -412,7 +412,22 @@ fn turn(number: usize, group: Group, linked: &mut Linked) -> Turn {
                 .any(|e| matches!(e.kind, EventKind::Interrupt))
         })
         .filter(|_| turn_failure.is_none());
-    let mut steps = Vec::with_capacity(events.len());
+    // Room for the steps exactly: a turn of a prompt and its answer holds none, and its list
+    // takes no room (a session's turns are held side by side).
+    let kept = events
+        .iter()
+        .filter(|e| {
+            !matches!(
+                e.kind,
+                EventKind::Prompt { .. }
+                    | EventKind::Failure(_)
+                    | EventKind::TurnStart
+                    | EventKind::TurnEnd
+                    | EventKind::RunStart
+            )
+        })
+        .count();
+    let mut steps = Vec::with_capacity(kept - usize::from(terminal.is_some()));
     let mut response = None;
     for (i, event) in events.into_iter().enumerate() {
         let ts = event.timestamp;

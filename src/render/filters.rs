@@ -148,7 +148,11 @@ pub(super) fn group_summary(calls: &[&ToolCallView], _: &dyn Values) -> askama::
 #[askama::filter_fn]
 pub(super) fn process_summary(turn: &TurnView, _: &dyn Values) -> askama::Result<String> {
     let c = &turn.counts;
-    let mut parts = words::process_counts(c.process_events, c.intermediate_responses, c.tool_calls);
+    let mut parts = words::process_counts(
+        c.process_events as usize,
+        c.intermediate_responses as usize,
+        c.tool_calls as usize,
+    );
     let (typed, notices) = turn.steps.iter().fold((0, 0), |(u, n), s| match s {
         StepView::UserMessage(_) => (u + 1, n),
         StepView::Notice(_) => (u, n + 1),

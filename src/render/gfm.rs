@@ -358,7 +358,11 @@ fn process(turn: &TurnView) -> String {
 
 fn process_summary(turn: &TurnView) -> String {
     let c = &turn.counts;
-    let mut parts = process_counts(c.process_events, c.intermediate_responses, c.tool_calls);
+    let mut parts = process_counts(
+        c.process_events as usize,
+        c.intermediate_responses as usize,
+        c.tool_calls as usize,
+    );
     let here = calls(&turn.steps);
     for status in [ToolStatus::Error, ToolStatus::Unknown] {
         let n = here.iter().filter(|c| c.status == status).count();

@@ -32,6 +32,8 @@ pub fn build(
     warnings: &[Warning],
 ) -> Report {
     let f = &session.facts;
+    // Each turn's view is written in the place of its projected turn (a view is no larger:
+    // the list is collected in place), so a long session's turns are not held twice.
     let mut turns: Vec<TurnView> = projection
         .turns
         .into_iter()
@@ -192,9 +194,9 @@ fn turn_view(turn: Turn, prefix: &str) -> TurnView {
         steps,
         response_status: turn.response_status,
         counts: CountsView {
-            intermediate_responses: counts.intermediate_responses,
-            tool_calls: counts.tool_calls,
-            process_events: counts.process_events,
+            intermediate_responses: count(counts.intermediate_responses),
+            tool_calls: count(counts.tool_calls),
+            process_events: count(counts.process_events),
             error: 0,
             unknown: 0,
         },
@@ -204,6 +206,11 @@ fn turn_view(turn: Turn, prefix: &str) -> TurnView {
         ending: None,
         id,
     }
+}
+
+/// A count as the report holds it (32 bits; no turn holds more).
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// Edits grouped by path, in order of each path's first edit.
@@ -316,5 +323,38 @@ fn subagent_view(sub: SubagentTurns, prefix: &str) -> SubagentView {
             .into_iter()
             .map(|t| turn_view(t, &format!("{prefix}a-")))
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A turn's view takes its projected turn's place in the list (collected in place): were it
+    /// larger, the report stage would hold every turn twice.
+    #[test]
+    fn a_turn_view_fits_in_the_place_of_a_projected_turn() {
+        use std::mem::{align_of, size_of};
+        assert!(size_of::<TurnView>() <= size_of::<Turn>());
+        assert_eq!(align_of::<TurnView>(), align_of::<Turn>());
+        let turns: Vec<Turn> = (1..=3)
+            .map(|number| Turn {
+                number,
+                prompt: None,
+                steps: Vec::new(),
+                response: None,
+                response_status: crate::projection::ResponseStatus::Incomplete,
+                outcome: crate::projection::Outcome::default(),
+                failure: None,
+            })
+            .collect();
+        let at = turns.as_ptr() as usize;
+        let views: Vec<TurnView> = turns.into_iter().map(|t| turn_view(t, "")).collect();
+        assert_eq!(
+            views.as_ptr() as usize,
+            at,
+            "the views were written in a new list"
+        );
+        assert_eq!(views[2].id, "t3");
     }
 }

@@ -219,21 +219,22 @@ pub struct EndingView {
     pub last_message: Option<String>,
 }
 
-/// Counts of one turn.
+/// Counts of one turn (32 bits each: a session's turns are held side by side, and a turn's
+/// view takes the place of its projected turn, no larger than it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct CountsView {
     /// Assistant messages that are not the terminal response.
-    pub intermediate_responses: usize,
+    pub intermediate_responses: u32,
     /// Tool calls.
-    pub tool_calls: usize,
+    pub tool_calls: u32,
     /// Every retained process event.
-    pub process_events: usize,
+    pub process_events: u32,
     /// The turn's own tool calls with status error (a subagent's are counted in its turns).
     #[serde(default)]
-    pub error: usize,
+    pub error: u32,
     /// The turn's own tool calls with status unknown.
     #[serde(default)]
-    pub unknown: usize,
+    pub unknown: u32,
 }
 
 /// A text with its anchor and time.

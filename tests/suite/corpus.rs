@@ -144,7 +144,7 @@ fn check_turns(turns: &[TurnView], name: &str) {
             .iter()
             .filter(|s| matches!(s, StepView::ToolCall(_)))
             .count();
-        assert_eq!(t.counts.tool_calls, tools, "{name} {}", t.id);
+        assert_eq!(t.counts.tool_calls as usize, tools, "{name} {}", t.id);
         for s in &t.steps {
             if let StepView::ToolCall(c) = s {
                 assert!(!c.call_id.is_empty(), "{name} {}: empty call id", c.id);
