@@ -5,8 +5,9 @@
 //! trees (package registries, site-packages, node_modules, temporary folders) → fixed
 //! placeholders; system paths stay; anything else → a keyed pseudonym that keeps the basename.
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use hmac::{Hmac, KeyInit, Mac};
+use memchr::memmem::Finder;
 use regex::{Captures, Regex};
 use sha2::Sha256;
 use std::borrow::Cow;
@@ -144,9 +145,11 @@ enum Known {
 
 /// Rewrites paths and identity for one session.
 pub struct Paths {
-    /// Known values and their replacement, longest first.
-    known: Vec<(String, Known)>,
+    /// Known values and their replacement, longest first, each with its searcher.
+    known: Vec<(String, Known, Finder<'static>)>,
     /// Finds any known value in one pass, so text that holds none skips the replacements.
+    /// Leftmost-first, so that it searches with its SIMD prefilter: whether a text holds any
+    /// known value does not depend on the match kind.
     any_known: Option<AhoCorasick>,
     /// The per-report pseudonym key; never written out.
     key: [u8; 32],
@@ -243,7 +246,17 @@ impl Paths {
             }
         }
         // Without the automaton every text goes through the replacements, as if it matched.
-        let any_known = AhoCorasick::new(known.iter().map(|(k, _)| k)).ok();
+        let any_known = AhoCorasickBuilder::new()
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(known.iter().map(|(k, _)| k))
+            .ok();
+        let known = known
+            .into_iter()
+            .map(|(k, kind)| {
+                let finder = Finder::new(k.as_bytes()).into_owned();
+                (k, kind, finder)
+            })
+            .collect();
         Self {
             known,
             any_known,
@@ -299,8 +312,8 @@ impl Redactor for Paths {
         // A replacement only ever adds a known value where one was already found, so text
         // without any skips the loop whole.
         if self.any_known.as_ref().is_none_or(|ac| ac.is_match(text)) {
-            for (needle, kind) in &self.known {
-                if !out.contains(needle.as_str()) {
+            for (needle, kind, finder) in &self.known {
+                if finder.find(out.as_bytes()).is_none() {
                     continue;
                 }
                 out = Cow::Owned(match kind {
@@ -577,6 +590,45 @@ mod tests {
         assert_eq!(p.redact(r"C:\Users\First Last\AppData\x"), r"~\AppData\x");
         assert_eq!(p.redact(r"cd C:\Users\First Last\proj\src"), "cd src");
         assert_eq!(p.redact("C--Users-First-Last-proj"), "-proj");
+    }
+
+    /// Texts made of a session's known values in their encodings, cut anywhere, and
+    /// separators and words around them.
+    fn pieced() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let pieces = prop_oneof![
+            Just("/Users/dain/work/app".to_owned()),
+            Just(r"\/Users\/dain".to_owned()),
+            Just("%2FUsers%2Fdain".to_owned()),
+            Just("-Users-dain-work-app".to_owned()),
+            Just("/Users/dain".to_owned()),
+            "[/\\% a-z-]{0,6}",
+            any::<String>(),
+        ];
+        proptest::collection::vec((pieces, 0..24usize), 0..6).prop_map(|v| {
+            v.into_iter()
+                .map(|(p, cut)| p.chars().take(cut).collect::<String>())
+                .collect()
+        })
+    }
+
+    proptest::proptest! {
+        /// The one-pass search says a text holds a known value exactly when one of the known
+        /// values' own searchers finds it in the text, and each searcher finds its value
+        /// exactly where `str::contains` does.
+        #[test]
+        fn the_known_value_searches_agree_with_contains(text in pieced()) {
+            let p = paths("/Users/dain/work/app", "/Users/dain");
+            let any = p.known.iter().any(|(k, _, _)| text.contains(k.as_str()));
+            let ac = p.any_known.as_ref().map(|ac| ac.is_match(&text));
+            proptest::prop_assert_eq!(ac, Some(any));
+            for (k, _, finder) in &p.known {
+                proptest::prop_assert_eq!(
+                    finder.find(text.as_bytes()).is_some(),
+                    text.contains(k.as_str())
+                );
+            }
+        }
     }
 
     #[test]
