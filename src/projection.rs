@@ -55,8 +55,9 @@ pub struct Turn {
     pub response: Option<Stamped<String>>,
     /// Complete only with a terminal response.
     pub response_status: ResponseStatus,
-    /// What the log retained of the turn's effects.
-    pub outcome: Outcome,
+    /// What the log retained of the turn's effects; `None` when it retained none (boxed: most
+    /// turns edit, verify and commit nothing, and a session's turns are held side by side).
+    pub outcome: Option<Box<Outcome>>,
     /// The fixed failure line, when the turn's run failed.
     pub failure: Option<String>,
 }
@@ -493,7 +494,9 @@ fn turn(number: usize, group: Group, linked: &mut Linked) -> Turn {
         };
         steps.push(step);
     }
-    let outcome = outcome(&steps);
+    let outcome = Some(outcome(&steps))
+        .filter(|o| !(o.edits.is_empty() && o.verifications.is_empty() && o.commits.is_empty()))
+        .map(Box::new);
     Turn {
         number,
         prompt,

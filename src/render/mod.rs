@@ -164,7 +164,7 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
     let mut toc = TocList::default();
     let overview = overview(&report.turns);
     let title = title(&report);
-    let verdict = turns::verdict_of(report.turns.iter().map(|t| &t.outcome), None);
+    let verdict = turns::verdict_of(report.turns.iter().map(|t| &*t.outcome), None);
     let failed: Vec<(String, usize, usize)> = report
         .turns
         .iter()

@@ -317,7 +317,7 @@ impl TurnTemplate<'_> {
     /// each verification command ended, commits seen.
     fn verdict(&self, turn: &TurnView) -> Vec<Verdict> {
         verdict_of(
-            std::iter::once(&turn.outcome),
+            std::iter::once(&*turn.outcome),
             Some(format!("{}-o", turn.id)),
         )
     }

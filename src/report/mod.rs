@@ -151,29 +151,31 @@ fn turn_view(turn: Turn, prefix: &str) -> TurnView {
             .map(|s| s.id().to_owned())
             .unwrap_or_default()
     };
-    let o = &turn.outcome;
-    let outcome = OutcomeView {
-        edits: group_edits(&o.edits, &step_of),
-        verifications: o
-            .verifications
-            .iter()
-            .map(|v| VerificationView {
-                command: v.command.clone(),
-                status: v.status,
-                call_id: v.call_id.clone(),
-                step: step_of(&v.call_id),
-            })
-            .collect(),
-        commits: o
-            .commits
-            .iter()
-            .map(|c| CommitView {
-                hash: c.hash.clone(),
-                subject: c.subject.clone(),
-                call_id: c.call_id.clone(),
-                step: step_of(&c.call_id),
-            })
-            .collect(),
+    let outcome = match turn.outcome.as_deref() {
+        Some(o) => Outcome::from(OutcomeView {
+            edits: group_edits(&o.edits, &step_of),
+            verifications: o
+                .verifications
+                .iter()
+                .map(|v| VerificationView {
+                    command: v.command.clone(),
+                    status: v.status,
+                    call_id: v.call_id.clone(),
+                    step: step_of(&v.call_id),
+                })
+                .collect(),
+            commits: o
+                .commits
+                .iter()
+                .map(|c| CommitView {
+                    hash: c.hash.clone(),
+                    subject: c.subject.clone(),
+                    call_id: c.call_id.clone(),
+                    step: step_of(&c.call_id),
+                })
+                .collect(),
+        }),
+        None => Outcome::default(),
     };
     TurnView {
         prompt: turn.prompt.map(|p| {
@@ -344,7 +346,7 @@ mod tests {
                 steps: Vec::new(),
                 response: None,
                 response_status: crate::projection::ResponseStatus::Incomplete,
-                outcome: crate::projection::Outcome::default(),
+                outcome: None,
                 failure: None,
             })
             .collect();

@@ -190,7 +190,7 @@ pub struct TurnView {
     /// Counts.
     pub counts: CountsView,
     /// Evidence-bounded outcome.
-    pub outcome: OutcomeView,
+    pub outcome: Outcome,
     /// The fixed failure line when the turn's run failed (such a turn is `incomplete`); a
     /// plain string for readers, not for parsing. Absent when the run did not fail.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -379,6 +379,67 @@ pub struct SubagentView {
     pub agent_id: String,
     /// Its turns (anchors prefixed by the parent's).
     pub turns: Vec<TurnView>,
+}
+
+/// A turn's [`OutcomeView`], read through `*` (or a field, as `outcome.edits`): written and
+/// read as the view itself, and held boxed, taking no room when empty (most turns edit,
+/// verify and commit nothing, and a session's turns are held side by side).
+#[derive(Clone, Default)]
+pub struct Outcome(Option<Box<OutcomeView>>);
+
+/// The outcome of a turn that retained none.
+static NO_OUTCOME: OutcomeView = OutcomeView {
+    edits: Vec::new(),
+    verifications: Vec::new(),
+    commits: Vec::new(),
+};
+
+impl From<OutcomeView> for Outcome {
+    fn from(view: OutcomeView) -> Self {
+        match view.edits.is_empty() && view.verifications.is_empty() && view.commits.is_empty() {
+            true => Outcome(None),
+            false => Outcome(Some(Box::new(view))),
+        }
+    }
+}
+
+impl std::ops::Deref for Outcome {
+    type Target = OutcomeView;
+    fn deref(&self) -> &OutcomeView {
+        self.0.as_deref().unwrap_or(&NO_OUTCOME)
+    }
+}
+
+impl std::ops::DerefMut for Outcome {
+    fn deref_mut(&mut self) -> &mut OutcomeView {
+        self.0.get_or_insert_default()
+    }
+}
+
+impl PartialEq for Outcome {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Outcome {}
+
+impl std::fmt::Debug for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl Serialize for Outcome {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Outcome {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        OutcomeView::deserialize(deserializer).map(Outcome::from)
+    }
 }
 
 /// What the log retained of a turn's effects.

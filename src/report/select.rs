@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use super::model::{OutcomeView, Report, Selection, View};
+use super::model::{Outcome, Report, Selection, View};
 use super::summarize;
 
 /// A set of 1-based turn numbers, written as `3-7,12`.
@@ -122,7 +122,7 @@ pub fn view(report: &mut Report, view: View) {
     }
     for turn in &mut report.turns {
         turn.steps.clear();
-        turn.outcome = OutcomeView::default();
+        turn.outcome = Outcome::default();
     }
     report.unlinked_subagents.clear();
     report.view = View::Conversation;
