@@ -3,10 +3,18 @@
 //! whose keywords occur, then each picked rule's regex with its entropy and character-class
 //! checks. Every rule carries positive and negative examples that run as tests.
 
+mod haystack;
+
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
-use regex::{Regex, RegexBuilder};
+use haystack::Haystack;
+use regex::Regex;
+use regex_automata::{Input, meta};
 use serde::Deserialize;
+use std::ops::Range;
 use std::sync::{LazyLock, OnceLock};
+
+/// The most memory one rule's automaton may take.
+const NFA_LIMIT: usize = 1 << 24;
 
 /// tracebook's own rules: generic key-bound values, headers, URLs, PEM blocks, provider keys.
 const OWN: &str = include_str!("../../rules/secrets.yaml");
@@ -87,32 +95,53 @@ pub struct Requires {
 pub struct Rule {
     /// The rule as written.
     pub spec: RuleSpec,
-    regex: OnceLock<Option<Regex>>,
+    /// Whether the rule reads texts mapped to a byte per character where its pattern allows
+    /// it (see [`haystack`]); off only to check that the mapping finds the same.
+    mapping: bool,
+    regex: OnceLock<Option<Compiled>>,
     near: OnceLock<Option<Near>>,
     shortest: OnceLock<usize>,
     key_not: OnceLock<Option<Regex>>,
 }
 
+/// A rule's compiled pattern, and whether it reads mapped text or the text as written.
+struct Compiled {
+    re: meta::Regex,
+    mapped: bool,
+}
+
 /// What an anchored rule runs: the anchor's regex, the rule's regex for searching a part of a
 /// text with the rest of it as context, and how far around an anchor's match a match of the
-/// rule can reach.
+/// rule can reach. Both read mapped text, or both the text as written.
 struct Near {
-    anchor: Regex,
-    rule: regex_automata::meta::Regex,
+    anchor: meta::Regex,
+    rule: meta::Regex,
+    mapped: bool,
     reach: usize,
 }
 
 impl Rule {
+    fn new(spec: RuleSpec, mapping: bool) -> Self {
+        Self {
+            spec,
+            mapping,
+            regex: OnceLock::new(),
+            near: OnceLock::new(),
+            shortest: OnceLock::new(),
+            key_not: OnceLock::new(),
+        }
+    }
+
     /// The compiled pattern, or `None` when it does not compile (a test keeps that from
     /// shipping).
-    pub fn regex(&self) -> Option<&Regex> {
+    fn compiled(&self) -> Option<&Compiled> {
         self.regex.get_or_init(|| self.build().ok()).as_ref()
     }
 
     /// Why the pattern (or its anchor, or its `key_not`) does not compile, if it does not.
     pub fn compile_error(&self) -> Option<String> {
-        if let Err(e) = self.build() {
-            return Some(e.to_string());
+        if let Err(e) = compile_as_written(&ascii_word_boundaries(&self.spec.pattern)) {
+            return Some(e);
         }
         if let Some(Err(e)) = self.spec.key_not.as_deref().map(Regex::new) {
             return Some(format!("key_not: {e}"));
@@ -188,26 +217,47 @@ impl Rule {
         let pattern = ascii_word_boundaries(&self.spec.pattern);
         let anchor = ascii_word_boundaries(anchor);
         let reach = longest(&pattern)? + longest(&anchor)?;
-        let rule = regex_automata::meta::Builder::new()
-            .configure(regex_automata::meta::Config::new().nfa_size_limit(Some(1 << 24)))
-            .build(&pattern)
-            .map_err(|e| e.to_string())?;
-        let anchor = RegexBuilder::new(&anchor)
-            .size_limit(1 << 24)
-            .build()
-            .map_err(|e| e.to_string())?;
+        let mapped = self
+            .mapping
+            .then(|| haystack::compile_mapped(&pattern, NFA_LIMIT))
+            .flatten()
+            .zip(haystack::compile_mapped(&anchor, NFA_LIMIT));
+        let (rule, anchor, mapped) = match mapped {
+            Some((rule, anchor)) => (rule, anchor, true),
+            None => (
+                compile_as_written(&pattern)?,
+                compile_as_written(&anchor)?,
+                false,
+            ),
+        };
         Ok(Near {
             anchor,
             rule,
+            mapped,
             reach,
         })
     }
 
-    fn build(&self) -> Result<Regex, regex::Error> {
-        RegexBuilder::new(&ascii_word_boundaries(&self.spec.pattern))
-            .size_limit(1 << 24)
-            .build()
+    fn build(&self) -> Result<Compiled, String> {
+        let pattern = ascii_word_boundaries(&self.spec.pattern);
+        if self.mapping
+            && let Some(re) = haystack::compile_mapped(&pattern, NFA_LIMIT)
+        {
+            return Ok(Compiled { re, mapped: true });
+        }
+        Ok(Compiled {
+            re: compile_as_written(&pattern)?,
+            mapped: false,
+        })
     }
+}
+
+/// A pattern compiled to read text as written, as the `regex` crate compiles it.
+fn compile_as_written(pattern: &str) -> Result<meta::Regex, String> {
+    meta::Builder::new()
+        .configure(meta::Config::new().nfa_size_limit(Some(NFA_LIMIT)))
+        .build(pattern)
+        .map_err(|e| e.to_string())
 }
 
 /// The pattern in the `regex` crate's dialect: PCRE-style `(?# comment)` groups, which
@@ -368,13 +418,7 @@ impl Engine {
             .ok();
         let rules = specs
             .into_iter()
-            .map(|spec| Rule {
-                spec,
-                regex: OnceLock::new(),
-                near: OnceLock::new(),
-                shortest: OnceLock::new(),
-                key_not: OnceLock::new(),
-            })
+            .map(|spec| Rule::new(spec, true))
             .collect();
         Self {
             rules,
@@ -394,7 +438,7 @@ impl Engine {
             if rule.spec.anchor.is_some() {
                 rule.near();
             } else {
-                rule.regex();
+                rule.compiled();
             }
         });
     }
@@ -440,87 +484,63 @@ impl Engine {
     /// Every secret in `text`, merged where finds overlap, in text order. `shape_only` skips
     /// the rules that find a value by its context.
     pub fn find(&self, text: &str, shape_only: bool) -> Vec<Find> {
+        let hay = Haystack::new(text);
         let mut finds = Vec::new();
         for i in self.selected(text) {
             let rule = &self.rules[i];
             if shape_only && rule.spec.context {
                 continue;
             }
-            finds.extend(self.find_rule(i, text));
+            self.find_in(i, &hay, &mut finds);
         }
         merge(finds)
     }
 
     /// The secrets one rule finds in `text`.
     pub fn find_rule(&self, i: usize, text: &str) -> Vec<Find> {
+        let mut finds = Vec::new();
+        self.find_in(i, &Haystack::new(text), &mut finds);
+        finds
+    }
+
+    fn find_in(&self, i: usize, hay: &Haystack<'_>, out: &mut Vec<Find>) {
         let rule = &self.rules[i];
-        if text.len() < rule.shortest() {
-            return Vec::new();
+        if hay.text().len() < rule.shortest() {
+            return;
         }
         if rule.spec.anchor.is_some()
             && let Some(near) = rule.near()
         {
-            return self.find_near(i, near, text);
+            return self.find_near(i, near, hay, out);
         }
-        let Some(re) = rule.regex() else {
-            return Vec::new();
+        let Some(c) = rule.compiled() else {
+            return;
         };
-        let mut out = Vec::new();
+        let bytes = hay.bytes(c.mapped);
         // The capture search is about twice as slow as a match test, and most texts a rule
         // runs over hold nothing it finds.
-        if !re.is_match(text) {
-            return out;
+        if c.re.is_match(bytes) {
+            self.captures(i, &c.re, hay, c.mapped, 0..bytes.len(), out);
         }
-        for caps in re.captures_iter(text) {
-            let spans: Vec<regex::Match<'_>> = if rule.spec.groups.is_empty() {
-                caps.get(1).or_else(|| caps.get(0)).into_iter().collect()
-            } else {
-                rule.spec
-                    .groups
-                    .iter()
-                    .filter_map(|g| g.parse().map_or_else(|_| caps.name(g), |n| caps.get(n)))
-                    .collect()
-            };
-            let key = rule
-                .spec
-                .key_not
-                .as_ref()
-                .and_then(|_| caps.name("key"))
-                .map(|k| k.as_str());
-            for m in spans {
-                let after = text[m.end()..].chars().next();
-                if m.as_str().is_empty()
-                    || !accept(&rule.spec, m.as_str(), after)
-                    || key.is_some_and(|k| rule.key_rejects(k, m.as_str()))
-                {
-                    continue;
-                }
-                out.push(Find {
-                    start: m.start(),
-                    end: m.end(),
-                    rule: i,
-                });
-            }
-        }
-        out
     }
 
-    /// An anchored rule's secrets: its regex runs over the parts of `text` within its reach of
-    /// an anchor match, each searched with the whole text around it as context (word
+    /// An anchored rule's secrets: its regex runs over the parts of the text within its reach
+    /// of an anchor match, each searched with the whole text around it as context (word
     /// boundaries see past a part's ends). Every match of the rule holds an anchor match, so
     /// it lies in one part, and the parts are searched in order: the same matches as a search
     /// of the whole text.
-    fn find_near(&self, i: usize, near: &Near, text: &str) -> Vec<Find> {
+    fn find_near(&self, i: usize, near: &Near, hay: &Haystack<'_>, out: &mut Vec<Find>) {
+        let bytes = hay.bytes(near.mapped);
         // An anchor match skipped for overlapping the one before starts inside it: the reach
         // counts the anchor's longest match too.
         let mut parts: Vec<(usize, usize)> = Vec::new();
-        for m in near.anchor.find_iter(text) {
+        for m in near.anchor.find_iter(bytes) {
             let mut start = m.start().saturating_sub(near.reach);
-            while !text.is_char_boundary(start) {
+            while !hay.starts_char(near.mapped, start) {
                 start -= 1;
             }
-            let mut end = (m.end() + near.reach).min(text.len());
-            while !text.is_char_boundary(end) {
+            let mut end = (m.end() + near.reach).min(bytes.len());
+            while !hay.starts_char(near.mapped, end) {
                 end += 1;
             }
             match parts.last_mut() {
@@ -528,50 +548,68 @@ impl Engine {
                 _ => parts.push((start, end)),
             }
         }
-        let spec = &self.rules[i].spec;
-        let mut out = Vec::new();
         for (start, end) in parts {
-            let input = regex_automata::Input::new(text).range(start..end);
-            for caps in near.rule.captures_iter(input) {
-                let spans: Vec<regex_automata::Span> = if spec.groups.is_empty() {
-                    caps.get_group(1)
-                        .or_else(|| caps.get_group(0))
-                        .into_iter()
-                        .collect()
-                } else {
-                    spec.groups
-                        .iter()
-                        .filter_map(|g| {
-                            g.parse()
-                                .map_or_else(|_| caps.get_group_by_name(g), |n| caps.get_group(n))
-                        })
-                        .collect()
+            self.captures(i, &near.rule, hay, near.mapped, start..end, out);
+        }
+    }
+
+    /// The secrets a rule's matches within `range` of the bytes it reads hold, at their
+    /// offsets in the text, after the rule's checks on each.
+    fn captures(
+        &self,
+        i: usize,
+        re: &meta::Regex,
+        hay: &Haystack<'_>,
+        mapped: bool,
+        range: Range<usize>,
+        out: &mut Vec<Find>,
+    ) {
+        let rule = &self.rules[i];
+        let spec = &rule.spec;
+        let text = hay.text();
+        let in_text = |span: regex_automata::Span| {
+            let (start, end) = (hay.offset(mapped, span.start), hay.offset(mapped, span.end));
+            text.get(start..end).map(|s| (start, end, s))
+        };
+        for caps in re.captures_iter(Input::new(hay.bytes(mapped)).range(range.clone())) {
+            let spans: Vec<regex_automata::Span> = if spec.groups.is_empty() {
+                caps.get_group(1)
+                    .or_else(|| caps.get_group(0))
+                    .into_iter()
+                    .collect()
+            } else {
+                spec.groups
+                    .iter()
+                    .filter_map(|g| {
+                        g.parse()
+                            .map_or_else(|_| caps.get_group_by_name(g), |n| caps.get_group(n))
+                    })
+                    .collect()
+            };
+            let key = spec
+                .key_not
+                .as_ref()
+                .and_then(|_| caps.get_group_by_name("key"))
+                .and_then(in_text)
+                .map(|(_, _, k)| k);
+            for span in spans {
+                let Some((start, end, secret)) = in_text(span) else {
+                    continue;
                 };
-                let key = spec
-                    .key_not
-                    .as_ref()
-                    .and_then(|_| caps.get_group_by_name("key"))
-                    .and_then(|k| text.get(k.start..k.end));
-                for span in spans {
-                    let Some(secret) = text.get(span.start..span.end) else {
-                        continue;
-                    };
-                    let after = text[span.end..].chars().next();
-                    if secret.is_empty()
-                        || !accept(spec, secret, after)
-                        || key.is_some_and(|k| self.rules[i].key_rejects(k, secret))
-                    {
-                        continue;
-                    }
-                    out.push(Find {
-                        start: span.start,
-                        end: span.end,
-                        rule: i,
-                    });
+                let after = text[end..].chars().next();
+                if secret.is_empty()
+                    || !accept(spec, secret, after)
+                    || key.is_some_and(|k| rule.key_rejects(k, secret))
+                {
+                    continue;
                 }
+                out.push(Find {
+                    start,
+                    end,
+                    rule: i,
+                });
             }
         }
-        out
     }
 }
 
@@ -832,6 +870,127 @@ mod tests {
                     })
                     .collect();
                 proptest::prop_assert_eq!(near.find(&text, false), whole.find(&text, false));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod mapping_tests {
+    use super::*;
+
+    /// Every built-in rule twice: reading mapped text where its pattern allows it, and
+    /// reading the text as written.
+    static BOTH: LazyLock<(Engine, Engine)> = LazyLock::new(|| {
+        let specs: Vec<RuleSpec> = ENGINE.rules().iter().map(|r| r.spec.clone()).collect();
+        let mut written = Engine::new(specs.clone());
+        for rule in &mut written.rules {
+            rule.mapping = false;
+        }
+        (Engine::new(specs), written)
+    });
+
+    /// A text with some of its characters swapped for non-ASCII ones the rules' classes
+    /// treat in every way: letters that fold to ASCII ones, other letters and digits, spaces
+    /// and punctuation.
+    fn unicode(text: &str, mut seed: u64) -> String {
+        text.chars()
+            .map(|c| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                if (seed >> 60) != 0 {
+                    return c;
+                }
+                match c {
+                    's' | 'S' => '\u{17f}',
+                    'k' | 'K' => '\u{212a}',
+                    ' ' => '\u{a0}',
+                    '0'..='9' => '\u{663}',
+                    'a'..='z' => 'é',
+                    'A'..='Z' => 'Ǆ',
+                    '-' => '—',
+                    '_' => '\u{2003}',
+                    '/' => '→',
+                    other => other,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn most_rules_read_mapped_text() {
+        let mapped = BOTH
+            .0
+            .rules()
+            .iter()
+            .filter(|r| r.compiled().is_some_and(|c| c.mapped));
+        assert!(mapped.count() * 10 > ENGINE.rules().len() * 9);
+    }
+
+    #[test]
+    fn every_rule_finds_in_its_examples_what_it_finds_in_them_as_written() {
+        let (mapped, written) = &*BOTH;
+        for (i, rule) in ENGINE.rules().iter().enumerate() {
+            let spec = &rule.spec;
+            for (n, ex) in spec
+                .examples
+                .iter()
+                .chain(&spec.negative_examples)
+                .enumerate()
+            {
+                for text in [
+                    ex.clone(),
+                    unicode(ex, n as u64),
+                    unicode(ex, n as u64 + 7919),
+                    format!("→{ex}日本"),
+                ] {
+                    assert_eq!(
+                        mapped.find_rule(i, &text),
+                        written.find_rule(i, &text),
+                        "{}: {text:?}",
+                        spec.id
+                    );
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+        /// Texts of several rules' examples, some of their characters made non-ASCII, among
+        /// non-ASCII decoys: each rule finds what it finds reading the text as written.
+        #[test]
+        fn a_mapped_rule_finds_what_it_finds_in_the_text_as_written(
+            pieces in proptest::collection::vec((0usize..100_000, 0usize..16, 0u64..u64::MAX), 1..10),
+        ) {
+            let (mapped, written) = &*BOTH;
+            let rules = ENGINE.rules();
+            let text: String = pieces
+                .iter()
+                .map(|&(r, kind, seed)| {
+                    let spec = &rules[r % rules.len()].spec;
+                    let ex = spec.examples.get(seed as usize % spec.examples.len().max(1));
+                    let ex = ex.map_or("", String::as_str);
+                    match kind {
+                        0..=3 => ex.to_owned(),
+                        4..=8 => unicode(ex, seed),
+                        9 => "\u{17f}\u{212a}".to_owned(),
+                        10 => "é\u{663}".to_owned(),
+                        11 => "\u{a0}\u{3000}".to_owned(),
+                        12 => "→日本語😀".to_owned(),
+                        13 => "\n".to_owned(),
+                        _ => " ".to_owned(),
+                    }
+                })
+                .collect();
+            for (i, rule) in rules.iter().enumerate() {
+                proptest::prop_assert_eq!(
+                    mapped.find_rule(i, &text),
+                    written.find_rule(i, &text),
+                    "{}",
+                    rule.spec.id
+                );
             }
         }
     }
