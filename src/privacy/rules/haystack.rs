@@ -269,7 +269,10 @@ impl Mapped {
     /// A text's mapping, `None` when it is all ASCII. Runs of ASCII are copied whole.
     fn new(text: &str) -> Option<Self> {
         let from = text.as_bytes();
-        let first = from.iter().position(|b| !b.is_ascii())?;
+        let first = ascii_prefix(from);
+        if first == from.len() {
+            return None;
+        }
         let mut bytes = Vec::with_capacity(from.len());
         let mut marks = Vec::with_capacity(from.len() / MARK + 1);
         let mut at = 0;
@@ -291,13 +294,29 @@ impl Mapped {
             }
             bytes.push(category(c));
             at += c.len_utf8();
-            end = from[at..]
-                .iter()
-                .position(|b| !b.is_ascii())
-                .map_or(from.len(), |n| at + n);
+            end = at + from.get(at..).map_or(0, ascii_prefix);
         }
         Some(Self { bytes, marks })
     }
+}
+
+/// How many bytes at the start of `bytes` are ASCII, read sixteen at a time.
+fn ascii_prefix(bytes: &[u8]) -> usize {
+    const HIGH: u128 = u128::from_ne_bytes([0x80; 16]);
+    let mut n = 0;
+    for chunk in bytes.chunks_exact(16) {
+        let Ok(word) = <[u8; 16]>::try_from(chunk) else {
+            break;
+        };
+        if u128::from_ne_bytes(word) & HIGH != 0 {
+            break;
+        }
+        n += 16;
+    }
+    n + bytes[n..]
+        .iter()
+        .position(|b| !b.is_ascii())
+        .unwrap_or(bytes.len() - n)
 }
 
 #[cfg(test)]
@@ -362,6 +381,11 @@ mod tests {
             assert_eq!(hay.offset(true, k), start, "{k}");
         }
         assert_eq!(Haystack::new("plain").bytes(true), b"plain");
+        for n in 0..40 {
+            let text = format!("{}é{}", "a".repeat(n), "b".repeat(n));
+            assert_eq!(ascii_prefix(text.as_bytes()), n);
+            assert_eq!(ascii_prefix(&text.as_bytes()[n + 2..]), n);
+        }
     }
 
     #[test]
