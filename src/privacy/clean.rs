@@ -37,10 +37,14 @@ impl Redactor for Clean {
         let mut out = Cow::Borrowed(text);
         // One byte scan rules out escapes and controls for most text.
         let controls = may_hold_controls(text.as_bytes());
-        if controls && out.contains(['\x1b', '\u{9b}']) {
+        let escape = |t: &[u8]| {
+            memchr::memchr(0x1b, t).is_some()
+                || memchr::memmem::find(t, "\u{9b}".as_bytes()).is_some()
+        };
+        if controls && escape(out.as_bytes()) {
             out = Cow::Owned(ESCAPES.replace_all(&out, "").into_owned());
         }
-        if controls && out.chars().any(is_hidden_control) {
+        if controls && may_hold_hidden_controls(out.as_bytes()) {
             let cleaned: String = out
                 .replace("\r\n", "\n")
                 .chars()
@@ -49,7 +53,8 @@ impl Redactor for Clean {
                 .collect();
             out = Cow::Owned(cleaned);
         }
-        if controls && out.chars().any(is_invisible) {
+        // No hidden control is left, so what the scan finds now is a character to show.
+        if controls && may_hold_controls(out.as_bytes()) {
             out = Cow::Owned(show_invisible(&out));
         }
         if memchr::memmem::find(out.as_bytes(), b";base64,").is_some() {
@@ -130,6 +135,36 @@ fn may_hold_controls(text: &[u8]) -> bool {
         block.iter().fold(false, |any, &b| any | lead(b))
             && (n * BLOCK..n * BLOCK + block.len()).any(|i| control_at(text, i))
     })
+}
+
+/// Whether UTF-8 `text` holds a character [`is_hidden_control`] removes: a C0 control other
+/// than tab and newline, DEL, a C1 control (`C2 80`..`C2 9F`) or a bidirectional control
+/// (`E2 80 8E`, `E2 80 8F`, `E2 80 AA`..`E2 80 AE`, `E2 81 A6`..`E2 81 A9`). Exact for valid
+/// UTF-8, with the same vectorized pass over blocks as [`may_hold_controls`].
+fn may_hold_hidden_controls(text: &[u8]) -> bool {
+    const BLOCK: usize = 64;
+    let lead = |b: u8| {
+        ((b < 0x20) & (b != b'\n') & (b != b'\t')) | (b == 0x7f) | (b == 0xc2) | (b == 0xe2)
+    };
+    text.chunks(BLOCK).enumerate().any(|(n, block)| {
+        block.iter().fold(false, |any, &b| any | lead(b))
+            && (n * BLOCK..n * BLOCK + block.len()).any(|i| hidden_control_at(text, i))
+    })
+}
+
+/// Whether a character [`is_hidden_control`] removes starts at byte `i`.
+fn hidden_control_at(text: &[u8], i: usize) -> bool {
+    let next = |k: usize| text.get(i + k).copied().unwrap_or(0);
+    match text[i] {
+        b'\n' | b'\t' => false,
+        0x00..=0x1f | 0x7f => true,
+        0xc2 => (0x80..=0x9f).contains(&next(1)),
+        0xe2 => matches!(
+            (next(1), next(2)),
+            (0x80, 0x8e | 0x8f | 0xaa..=0xae) | (0x81, 0xa6..=0xa9)
+        ),
+        _ => false,
+    }
 }
 
 /// Whether a character [`may_hold_controls`] looks for starts at byte `i`.
@@ -323,6 +358,41 @@ mod tests {
             let expected = is_hidden_control(c) || is_invisible(c) || c == '\x1b' || c == '\u{9b}';
             assert_eq!(may_hold_controls(alone.as_bytes()), expected, "{c:?}");
             assert_eq!(may_hold_controls(inside.as_bytes()), expected, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn the_hidden_control_scan_agrees_with_the_character_check() {
+        let chars = (0u32..0x3000)
+            .chain(0xfe00..0x10000)
+            .chain(0xe0000..0xe0200)
+            .filter_map(char::from_u32);
+        for c in chars {
+            let expected = is_hidden_control(c);
+            for text in [
+                c.to_string(),
+                format!("a{c}b"),
+                format!("{}{c}", "x".repeat(63)),
+            ] {
+                assert_eq!(may_hold_hidden_controls(text.as_bytes()), expected, "{c:?}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// On any text the byte scans say what the character checks say: hidden controls,
+        /// and, once they are gone, characters to show.
+        #[test]
+        fn the_byte_scans_agree_with_the_character_checks_on_any_text(
+            text in "(\\PC|[\\x00-\\x1f\\x7f-\\u{9f}\\u{200b}-\\u{200f}\\u{202a}-\\u{202e}\\u{2060}-\\u{2069}\\u{ad}\\u{feff}])*"
+        ) {
+            let hidden = text.chars().any(is_hidden_control);
+            proptest::prop_assert_eq!(may_hold_hidden_controls(text.as_bytes()), hidden);
+            let rest: String = text.chars().filter(|c| !is_hidden_control(*c)).collect();
+            proptest::prop_assert_eq!(
+                may_hold_controls(rest.as_bytes()),
+                rest.chars().any(is_invisible)
+            );
         }
     }
 
