@@ -1003,6 +1003,31 @@ fn email_replacement(text: &str, c: &Captures<'_>) -> String {
     format!("{kept}{EMAIL}")
 }
 
+/// `:/`, before an `/etc/passwd` line's home folder.
+static COLON_SLASH: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(b":/"));
+
+/// `uid=`, in `id` output.
+static UID: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(b"uid="));
+
+/// The ends of trailer keywords as git and people write them (`Author:`, `Co-authored-by:`),
+/// each with its searcher built once.
+static TRAILER_WORDS: LazyLock<Vec<memchr::memmem::Finder<'static>>> = LazyLock::new(|| {
+    [
+        "uthor:",
+        "ommit:",
+        "ommitter:",
+        "-by:",
+        "-By:",
+        "UTHOR:",
+        "-BY:",
+    ]
+    .iter()
+    .map(|w| memchr::memmem::Finder::new(w.as_bytes()))
+    .collect()
+});
+
 /// A commit header or trailer line's name: replaced whoever's it is, unless a service's.
 static TRAILER_NAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?mi)(?P<lead>(?:^|\\n)[ \t>*-]*(?:Author|Commit|Committer|Co-authored-by|Signed-off-by|Reviewed-by|Acked-by|Tested-by|Reported-by|Suggested-by|Helped-by):[ \t]*)(?P<name>[^<\n]*?)(?P<rest>[ \t]*<[^>\n]*>)")
@@ -1085,6 +1110,25 @@ pub struct Scrub {
     host_positions: Vec<Regex>,
 }
 
+/// An automaton for `words` that ignores ASCII case, searched in a text's ASCII lower-case
+/// copy ([`lower_case`]): it finds the same matches at the same places as one built to
+/// ignore case searching the text itself, and it can search with its SIMD prefilter, which
+/// an automaton that ignores case goes without.
+fn lower_case_words(
+    words: impl IntoIterator<Item = impl AsRef<str>>,
+    kind: MatchKind,
+) -> Option<AhoCorasick> {
+    AhoCorasickBuilder::new()
+        .match_kind(kind)
+        .build(words.into_iter().map(|w| w.as_ref().to_ascii_lowercase()))
+        .ok()
+}
+
+/// A text's ASCII lower-case copy: the same length, each byte where it was.
+fn lower_case(text: &str) -> Vec<u8> {
+    text.as_bytes().to_ascii_lowercase()
+}
+
 fn alternation(names: &[String]) -> String {
     let mut sorted: Vec<&String> = names.iter().collect();
     sorted.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
@@ -1131,23 +1175,13 @@ impl Scrub {
         words.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
         words.dedup_by(|a, b| a.0.eq_ignore_ascii_case(&b.0));
         let words_ac = (!words.is_empty())
-            .then(|| {
-                AhoCorasickBuilder::new()
-                    .ascii_case_insensitive(true)
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .build(words.iter().map(|(w, _)| w))
-                    .ok()
-            })
+            .then(|| lower_case_words(words.iter().map(|(w, _)| w), MatchKind::LeftmostLongest))
             .flatten();
         // Long names are gone after the word pass: the position rules need only short ones.
         let all_names: Vec<String> = short_users.iter().chain(&short_hosts).cloned().collect();
+        // Leftmost-first: whether a text holds a name does not depend on the match kind.
         let any_name = (!all_names.is_empty())
-            .then(|| {
-                AhoCorasickBuilder::new()
-                    .ascii_case_insensitive(true)
-                    .build(&all_names)
-                    .ok()
-            })
+            .then(|| lower_case_words(&all_names, MatchKind::LeftmostFirst))
             .flatten();
         let mut user_positions = Vec::new();
         // `git@github.com` is a remote, whoever the user is.
@@ -1226,7 +1260,8 @@ impl Scrub {
         };
         let mut out = String::new();
         let mut last = 0;
-        for m in ac.find_iter(text) {
+        let lower = lower_case(text);
+        for m in ac.find_iter(&lower) {
             // A JSON escape (`\n`, `\t`) before a name is no letter of it.
             let escaped = ["\\n", "\\t", "\\r"]
                 .iter()
@@ -1272,19 +1307,12 @@ impl Redactor for Scrub {
     fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut out = Cow::Borrowed(text);
         let bytes = text.as_bytes();
-        let has = |n: &[u8]| memchr::memmem::find(bytes, n).is_some();
         let at = memchr::memchr(b'@', bytes).is_some();
-        let colon = has(b":/");
-        let uid = has(b"uid=");
+        let colon = COLON_SLASH.find(bytes).is_some();
+        let uid = UID.find(bytes).is_some();
         // Trailer keywords as git and people write them (`Author:`, `Co-authored-by:`).
         let trailer = memchr::memchr(b':', bytes).is_some()
-            && (has(b"uthor:")
-                || has(b"ommit:")
-                || has(b"ommitter:")
-                || has(b"-by:")
-                || has(b"-By:")
-                || has(b"UTHOR:")
-                || has(b"-BY:"));
+            && TRAILER_WORDS.iter().any(|w| w.find(bytes).is_some());
         if trailer {
             out = apply(out, |t| {
                 TRAILER_NAME.replace_all(t, |c: &Captures<'_>| {
@@ -1312,7 +1340,7 @@ impl Redactor for Scrub {
         let names_left = self
             .any_name
             .as_ref()
-            .is_some_and(|ac| ac.is_match(out.as_ref()));
+            .is_some_and(|ac| ac.is_match(&lower_case(&out)));
         if names_left {
             for re in &self.user_positions {
                 out = apply(out, |t| {
@@ -1605,6 +1633,77 @@ mod tests {
             "<user>'s <host>, <user>_x"
         );
         assert_eq!(s("marots and amarot stay"), "marots and amarot stay");
+    }
+
+    proptest::proptest! {
+        /// The one-pass searches that decide which rules run say what a search for each word
+        /// says: the trailer keywords, `:/`, `uid=`, and the short names (ASCII case ignored).
+        #[test]
+        fn the_scrubs_searches_agree_with_contains(
+            pieces in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just("Author:".to_owned()),
+                    proptest::strategy::Just("Co-Authored-BY:".to_owned()),
+                    proptest::strategy::Just("Committer:".to_owned()),
+                    proptest::strategy::Just("uid=1000(Qz)".to_owned()),
+                    proptest::strategy::Just("https://HoSt/".to_owned()),
+                    "[a-zA-Z:/=( -]{0,8}",
+                    proptest::arbitrary::any::<String>(),
+                ],
+                0..8,
+            )
+        ) {
+            let text: String = pieces.concat();
+            let bytes = text.as_bytes();
+            let has = |n: &str| text.contains(n);
+            let trailer = ["uthor:", "ommit:", "ommitter:", "-by:", "-By:", "UTHOR:", "-BY:"]
+                .iter()
+                .any(|w| has(w));
+            let found = TRAILER_WORDS.iter().any(|w| w.find(bytes).is_some());
+            proptest::prop_assert_eq!(found, trailer);
+            proptest::prop_assert_eq!(COLON_SLASH.find(bytes).is_some(), has(":/"));
+            proptest::prop_assert_eq!(UID.find(bytes).is_some(), has("uid="));
+            let scrub = Scrub::new(&Identity {
+                users: vec!["qz".into(), "root".into()],
+                hosts: vec!["host".into()],
+                ..Default::default()
+            });
+            let lower = text.to_ascii_lowercase();
+            let names = ["qz", "root", "host"].iter().any(|n| lower.contains(n));
+            let found = scrub.any_name.as_ref().map(|ac| ac.is_match(&lower_case(&text)));
+            proptest::prop_assert_eq!(found, Some(names));
+        }
+
+        /// The word automaton searching a text's lower-case copy finds what an automaton that
+        /// ignores ASCII case finds in the text, match for match, words of the same letters
+        /// in other cases included.
+        #[test]
+        fn the_lower_case_search_finds_what_a_case_blind_one_finds(
+            words in proptest::collection::vec("[a-cA-C é]{1,6}", 1..6),
+            text in "[a-cA-C éÉ<>x]{0,40}",
+        ) {
+            let mut words = words;
+            words.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+            for kind in [MatchKind::LeftmostLongest, MatchKind::LeftmostFirst] {
+                let blind = AhoCorasickBuilder::new()
+                    .ascii_case_insensitive(true)
+                    .match_kind(kind)
+                    .build(&words)
+                    .ok();
+                let lower = lower_case_words(&words, kind);
+                let found = |ac: &Option<AhoCorasick>, hay: &[u8]| {
+                    ac.as_ref().map(|ac| {
+                        ac.find_iter(hay)
+                            .map(|m| (m.pattern().as_usize(), m.start(), m.end()))
+                            .collect::<Vec<_>>()
+                    })
+                };
+                proptest::prop_assert_eq!(
+                    found(&lower, &lower_case(&text)),
+                    found(&blind, text.as_bytes())
+                );
+            }
+        }
     }
 
     #[test]
