@@ -450,35 +450,44 @@ impl Engine {
 
     /// Rules whose keywords occur in `text`, plus the rules that always run, in rule order.
     fn selected(&self, text: &str) -> Vec<usize> {
-        let mut on = vec![false; self.rules.len()];
-        for &i in &self.always {
-            on[i] = true;
-        }
-        // A keyword that occurs many times selects its rules once.
-        let mut seen = vec![false; self.keyword_rules.len()];
         // Most short strings hold no keyword at all: a plain search says so without visiting
         // every overlapping match. A long text (a tool output) nearly always holds one, and
         // the plain search would only read it twice.
         const SHORT: usize = 4096;
-        if let Some(ac) = self
+        let Some(ac) = self
             .keywords
             .as_ref()
             .filter(|ac| text.len() > SHORT || ac.is_match(text))
-        {
-            for m in ac.find_overlapping_iter(text) {
-                let p = m.pattern().as_usize();
-                if std::mem::replace(&mut seen[p], true) {
-                    continue;
-                }
-                for &r in &self.keyword_rules[p] {
-                    on[r] = true;
-                }
+        else {
+            return self.always.clone();
+        };
+        let bits = |n: usize| vec![0u64; n.div_ceil(64)];
+        let mut on = bits(self.rules.len());
+        for &i in &self.always {
+            on[i / 64] |= 1 << (i % 64);
+        }
+        // A keyword that occurs many times selects its rules once.
+        let mut seen = bits(self.keyword_rules.len());
+        for m in ac.find_overlapping_iter(text) {
+            let p = m.pattern().as_usize();
+            let (word, bit) = (p / 64, 1u64 << (p % 64));
+            if seen[word] & bit != 0 {
+                continue;
+            }
+            seen[word] |= bit;
+            for &r in &self.keyword_rules[p] {
+                on[r / 64] |= 1 << (r % 64);
             }
         }
-        on.iter()
-            .enumerate()
-            .filter_map(|(i, &b)| b.then_some(i))
-            .collect()
+        let mut out = Vec::new();
+        for (w, &word) in on.iter().enumerate() {
+            let mut rest = word;
+            while rest != 0 {
+                out.push(w * 64 + rest.trailing_zeros() as usize);
+                rest &= rest - 1;
+            }
+        }
+        out
     }
 
     /// Every secret in `text`, merged where finds overlap, in text order. `shape_only` skips
