@@ -1,16 +1,17 @@
 //! The adapter language: one adapter YAML file, validated at load into the types below.
 //!
 //! `de` is the raw serde mirror of the file, `validate` turns it into these types (every
-//! pointer checked, every regex compiled, every table resolved against the fields it feeds),
+//! pointer checked, every regex checked, every table resolved against the fields it feeds),
 //! and `yaml` is the one file under `adapters/` that names the YAML crate, so swapping it
 //! touches nothing else here (the secret rule files in `privacy/rules.rs` are read with the same
 //! crate). The language is documented for users in `adapters/README.md`.
 
 mod de;
+mod pattern;
 mod validate;
 mod yaml;
 
-use regex::Regex;
+pub use pattern::Pattern;
 use serde::Deserialize;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -529,7 +530,7 @@ pub enum Condition {
     /// The value is present (and not null) or absent.
     Present(Pointer, bool),
     /// The value is a string matching a regex.
-    Matches(Pointer, Regex),
+    Matches(Pointer, Pattern),
     /// The value has a JSON type.
     Is(Pointer, JsonType),
     /// Any of the nested conditions holds.
@@ -581,13 +582,13 @@ pub struct ValueSpec {
     pub text: bool,
     /// Remove every match of this regex from the text, then trim it; nothing left makes the
     /// value absent.
-    pub strip: Option<Box<Regex>>,
+    pub strip: Option<Box<Pattern>>,
     /// With `text`, only the list elements for which these conditions hold are flattened
     /// (a prompt's parts without the ones a hook appended; a reply's parts without its
     /// reasoning). Empty: every element.
     pub parts: Vec<Condition>,
     /// Capture group 1 (or the whole match) of this regex over the string value.
-    pub regex: Option<Regex>,
+    pub regex: Option<Pattern>,
     /// Translate the value through this named table.
     pub map: Option<String>,
     /// Parse a string value as JSON; a string that is not JSON makes the value absent.

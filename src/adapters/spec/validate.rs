@@ -2,7 +2,6 @@
 //! conditions are checked where they appear; tables are checked against every field that names
 //! them, and canonical fields against the words their target accepts.
 
-use regex::Regex;
 use std::collections::BTreeMap;
 
 use super::de::{
@@ -734,7 +733,7 @@ impl Validator<'_> {
         }
         let compile = |r: Option<String>| {
             r.map(|r| {
-                Regex::new(&r).map_err(|e| self.invalid(field, format!("bad regex `{r}`: {e}")))
+                Pattern::new(&r).map_err(|e| self.invalid(field, format!("bad regex `{r}`: {e}")))
             })
             .transpose()
         };
@@ -887,8 +886,8 @@ impl Validator<'_> {
         } else if let Some(p) = raw.present {
             Condition::Present(need_at()?, p)
         } else if let Some(r) = raw.matches {
-            let re =
-                Regex::new(&r).map_err(|e| self.invalid(field, format!("bad regex `{r}`: {e}")))?;
+            let re = Pattern::new(&r)
+                .map_err(|e| self.invalid(field, format!("bad regex `{r}`: {e}")))?;
             Condition::Matches(need_at()?, re)
         } else if let Some(t) = raw.is {
             Condition::Is(need_at()?, t)
