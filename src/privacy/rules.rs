@@ -351,17 +351,27 @@ pub struct Engine {
     always: Vec<usize>,
 }
 
-/// The built-in engine.
-pub static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
+/// The rule files as `build.rs` converts them to JSON, tracebook's own first.
+const BUILT: [&str; 2] = [
+    include_str!(concat!(env!("OUT_DIR"), "/secrets.json")),
+    include_str!(concat!(env!("OUT_DIR"), "/upstream.json")),
+];
+
+/// The built-in rules, read from their JSON form.
+fn builtin_specs() -> Vec<RuleSpec> {
     let mut specs = Vec::new();
-    for text in [OWN, UPSTREAM] {
-        // The rule files are fixed at build time; a test checks that both parse.
-        if let Ok(mut list) = serde_yaml_ng::from_str::<Vec<RuleSpec>>(text) {
+    for text in BUILT {
+        // The rule files are fixed at build time; a test checks that both read as their YAML
+        // does.
+        if let Ok(mut list) = serde_json::from_str::<Vec<RuleSpec>>(text) {
             specs.append(&mut list);
         }
     }
-    Engine::new(specs)
-});
+    specs
+}
+
+/// The built-in engine.
+pub static ENGINE: LazyLock<Engine> = LazyLock::new(|| Engine::new(builtin_specs()));
 
 /// Parses a rule file (for tests and tools that check rule files).
 pub fn parse(text: &str) -> Result<Vec<RuleSpec>, String> {
@@ -880,6 +890,25 @@ mod tests {
                     .collect();
                 proptest::prop_assert_eq!(near.find(&text, false), whole.find(&text, false));
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod built_tests {
+    use super::*;
+
+    #[test]
+    fn the_built_rules_read_as_the_rule_files_do() {
+        let mut from_yaml = Vec::new();
+        for (name, text) in builtin_files() {
+            from_yaml.extend(parse(text).unwrap_or_else(|e| panic!("{name}: {e}")));
+        }
+        let built = builtin_specs();
+        assert_eq!(built.len(), from_yaml.len());
+        assert!(built.len() > 400);
+        for (b, y) in built.iter().zip(&from_yaml) {
+            assert_eq!(format!("{b:?}"), format!("{y:?}"), "{}", y.id);
         }
     }
 }
