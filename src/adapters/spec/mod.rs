@@ -7,11 +7,11 @@
 //! crate). The language is documented for users in `adapters/README.md`.
 
 mod de;
-mod pattern;
+mod regexes;
 mod validate;
 mod yaml;
 
-pub use pattern::Pattern;
+pub use regexes::Pattern;
 use serde::Deserialize;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
