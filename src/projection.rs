@@ -271,64 +271,77 @@ impl Linked {
     }
 }
 
-/// The events of one turn while they are grouped: its prompt, its events, and whether the log
-/// said it ended.
+/// The events of one turn: its prompt, its events, and whether the log said it ended.
 struct Group {
     prompt: Option<Stamped<String>>,
     events: Vec<Event>,
     ended: bool,
 }
 
-impl Group {
-    fn new(prompt: Option<Stamped<String>>, events: Vec<Event>) -> Self {
+/// Where a turn begins among the events a session keeps (a turn's events follow each other:
+/// each event joins the last turn or begins a new one), whether the first of them is its
+/// prompt, and whether the log said it ended.
+struct Mark {
+    start: usize,
+    prompted: bool,
+    ended: bool,
+}
+
+impl Mark {
+    fn new(start: usize, prompted: bool) -> Self {
         Self {
-            prompt,
-            events,
+            start,
+            prompted,
             ended: false,
         }
     }
 
-    /// A turn that has begun and holds nothing yet.
-    fn is_fresh(&self) -> bool {
-        self.events.is_empty() && !self.ended
+    /// A turn that has begun and holds nothing yet (its prompt aside), `kept` events kept.
+    fn is_fresh(&self, kept: usize) -> bool {
+        kept == self.start + usize::from(self.prompted) && !self.ended
     }
 }
 
-fn turns(events: Vec<Event>, linked: &mut Linked) -> Vec<Turn> {
-    let mut groups: Vec<Group> = Vec::new();
+/// The session's turns, in order. The events are grouped where they stand (the list is kept
+/// in place, the markers that begin and end turns dropped from it, and each turn marked by
+/// where it begins), so a long session's events are not held twice while they are grouped.
+fn turns(mut events: Vec<Event>, linked: &mut Linked) -> Vec<Turn> {
+    let mut marks: Vec<Mark> = Vec::new();
+    let mut kept = 0;
     // A run began while no turn was open, and nothing has followed it yet.
     let mut run_pending = false;
-    for event in events {
+    events.retain(|event| {
         if !matches!(event.kind, EventKind::RunStart | EventKind::TurnEnd) {
             run_pending = false;
         }
-        match event.kind {
-            EventKind::Prompt { text } => {
-                let prompt = Stamped {
-                    value: text,
-                    timestamp: event.timestamp,
-                };
-                // A prompt right after a run's start, with nothing between, is that turn's.
-                match groups.last_mut() {
-                    Some(g) if g.prompt.is_none() && g.is_fresh() => g.prompt = Some(prompt),
-                    _ => groups.push(Group::new(Some(prompt), Vec::new())),
+        match &event.kind {
+            // A prompt right after a run's start, with nothing between, is that turn's.
+            EventKind::Prompt { .. } => {
+                match marks.last_mut() {
+                    Some(m) if !m.prompted && m.is_fresh(kept) => m.prompted = true,
+                    _ => marks.push(Mark::new(kept, true)),
                 }
+                kept += 1;
+                true
             }
             // A run's start begins a turn, unless the running one holds nothing yet.
             EventKind::TurnStart => {
-                if !groups.last().is_some_and(Group::is_fresh) {
-                    groups.push(Group::new(None, Vec::new()));
+                if !marks.last().is_some_and(|m| m.is_fresh(kept)) {
+                    marks.push(Mark::new(kept, false));
                 }
+                false
             }
             EventKind::TurnEnd => {
-                if let Some(g) = groups.last_mut() {
-                    g.ended = true;
+                if let Some(m) = marks.last_mut() {
+                    m.ended = true;
                 }
+                false
             }
             // What follows a run's start opens a turn when none is open; only a log that
             // ends right after it needs the start itself to show that run.
             EventKind::RunStart => {
-                run_pending = groups.last().is_none_or(|g| g.ended);
+                run_pending = marks.last().is_none_or(|m| m.ended);
+                false
             }
             // A notice after a turn ended (a background task's end woke the agent) reopens
             // it: what the agent does in answer belongs to the turn that started the task. So
@@ -340,28 +353,43 @@ fn turns(events: Vec<Event>, linked: &mut Linked) -> Vec<Turn> {
                     kind,
                     EventKind::Notice { .. } | EventKind::Compaction { .. }
                 );
-                let event = Event {
-                    timestamp: event.timestamp,
-                    kind,
-                };
-                match groups.last_mut() {
-                    Some(g) if reopens || !g.ended => {
-                        g.ended = false;
-                        g.events.push(event);
-                    }
-                    _ => groups.push(Group::new(None, vec![event])),
+                match marks.last_mut() {
+                    Some(m) if reopens || !m.ended => m.ended = false,
+                    _ => marks.push(Mark::new(kept, false)),
                 }
+                kept += 1;
+                true
             }
         }
-    }
+    });
     if run_pending {
-        groups.push(Group::new(None, Vec::new()));
+        marks.push(Mark::new(kept, false));
     }
-    groups
-        .into_iter()
-        .enumerate()
-        .map(|(i, g)| turn(i + 1, g, linked))
-        .collect()
+    let mut events = events.into_iter();
+    let mut turns = Vec::with_capacity(marks.len());
+    for (i, m) in marks.iter().enumerate() {
+        let end = marks.get(i + 1).map_or(kept, |next| next.start);
+        let prompt = match m.prompted {
+            true => events.next().and_then(|e| match e.kind {
+                EventKind::Prompt { text } => Some(Stamped {
+                    value: text,
+                    timestamp: e.timestamp,
+                }),
+                _ => None,
+            }),
+            false => None,
+        };
+        let group = Group {
+            prompt,
+            events: events
+                .by_ref()
+                .take(end - m.start - usize::from(m.prompted))
+                .collect(),
+            ended: m.ended,
+        };
+        turns.push(turn(i + 1, group, linked));
+    }
+    turns
 }
 
 fn turn(number: usize, group: Group, linked: &mut Linked) -> Turn {

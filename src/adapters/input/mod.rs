@@ -461,6 +461,9 @@ fn read_session(
         }
     };
     let mut raw = interp.finish();
+    // What the interpreter kept to recognise records (a key per record it read) is let go
+    // with it: its pages are given back before the records become events beside them.
+    crate::memory::release();
     // A file that holds only one subagent's inline records is that subagent's own transcript
     // (given as the input): its records are the session's, and the files beside it are its
     // siblings, not its subagents.
