@@ -178,15 +178,16 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
     let mut layout = Layout::new(storage, scan);
     let window = WINDOW_PER_CORE * rayon::current_num_threads();
     let (mut first, mut windows) = (0, 0);
-    // The list of turns is taken from the front a window at a time and shrunk as it empties,
-    // so the room the rendered turns held is given back while the page grows.
+    // The list of turns is taken from the front a window at a time and shrunk once a quarter
+    // of it is left, so the room the rendered turns held is given back while the page grows
+    // (shrinking copies what is left beside the list: at half, that copy was the render's peak).
     let mut rest = std::collections::VecDeque::from(turns);
     loop {
         let turns: Vec<TurnView> = rest.drain(..window.min(rest.len())).collect();
         if turns.is_empty() {
             break;
         }
-        if rest.capacity() > 2 * rest.len() + window {
+        if rest.capacity() > 4 * rest.len() + window {
             rest.shrink_to_fit();
         }
         let (placed, ()) = rayon::join(
