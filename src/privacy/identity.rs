@@ -241,9 +241,23 @@ impl Identity {
         }
         if let Some(passwd) = read(Path::new("/etc/passwd")) {
             let users: BTreeSet<String> = id.users.iter().cloned().collect();
-            for c in PASSWD.captures_iter(&passwd) {
-                if users.contains(&c["user"]) {
-                    id.add_name(gecos_name(&c["gecos"]));
+            // Line by line, as the regex matches: its own compiling is left to a line whose
+            // numbers are not ASCII digits.
+            for line in passwd.split('\n') {
+                match passwd_line(line) {
+                    PasswdLine::Fields(f) => {
+                        if users.contains(f[0]) {
+                            id.add_name(gecos_name(f[4]));
+                        }
+                    }
+                    PasswdLine::Not => {}
+                    PasswdLine::Unsure => {
+                        for c in PASSWD.captures_iter(line) {
+                            if users.contains(&c["user"]) {
+                                id.add_name(gecos_name(&c["gecos"]));
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -376,8 +390,11 @@ impl Identity {
             }
         }
         if has(Trigger::At) {
-            for c in PROMPT
-                .captures_iter(text)
+            // The prompt regex (and its compiling) only where a line can hold a prompt.
+            let prompts = may_hold_prompt(text).then(|| PROMPT.captures_iter(text));
+            for c in prompts
+                .into_iter()
+                .flatten()
                 .chain(SSH_KEY.captures_iter(text))
             {
                 let (user, host) = (&c["user"], &c["host"]);
@@ -396,7 +413,7 @@ impl Identity {
                 self.add_host(&c["host"]);
             }
         }
-        if has(Trigger::Colon) {
+        if has(Trigger::Colon) && may_hold_passwd_line(text) {
             for c in PASSWD.captures_iter(text) {
                 if human_uid(&c["uid"]) {
                     self.add_user(&c["user"]);
@@ -748,6 +765,16 @@ static PROMPT: LazyLock<Regex> = LazyLock::new(|| {
         .expect("fixed regex")
 });
 
+/// Whether [`PROMPT`] can match in `text`: a match lies within one line (no part of it
+/// holds a newline) and holds an `@` with a `$`, `#` or `%` after it.
+fn may_hold_prompt(text: &str) -> bool {
+    text.split('\n').any(|line| {
+        let line = line.as_bytes();
+        memchr::memchr(b'@', line)
+            .is_some_and(|at| memchr::memchr3(b'$', b'#', b'%', &line[at + 1..]).is_some())
+    })
+}
+
 /// An ssh public key's comment, `user@host`.
 static SSH_KEY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)[ \t]+AAAA[A-Za-z0-9+/=]+[ \t]+(?P<user>[A-Za-z0-9_.-]{1,32})@(?P<host>[A-Za-z0-9][A-Za-z0-9.-]{0,62})")
@@ -765,6 +792,68 @@ static PASSWD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?m)^(?P<user>[A-Za-z_][A-Za-z0-9_.-]{0,31}):(?P<pw>[^:\n]{0,128}):(?P<uid>\d{1,10}):(?P<gid>\d{1,10}):(?P<gecos>[^:\n]{0,128}):(?P<home>[^:\n]{0,256}):(?P<shell>[^:\n]{0,128})$")
         .expect("fixed regex")
 });
+
+/// What [`PASSWD`] makes of one line, told without it.
+#[derive(Debug, PartialEq, Eq)]
+enum PasswdLine<'a> {
+    /// It matches the whole line, with these fields.
+    Fields([&'a str; 7]),
+    /// It does not match.
+    Not,
+    /// A user or group id holds a character other than an ASCII digit: only the regex
+    /// knows whether it is a Unicode one.
+    Unsure,
+}
+
+/// What [`PASSWD`] makes of `line` (no newline in it). A match is a whole line (`^` and `$`
+/// in multi-line mode, no field holds a newline) of seven fields split by its six colons (no
+/// field holds a colon): a user name, then fields of at most 128, 10, 10, 128, 256 and 128
+/// characters, the ids of one to ten digits.
+fn passwd_line(line: &str) -> PasswdLine<'_> {
+    if line.bytes().filter(|&b| b == b':').count() != 6 {
+        return PasswdLine::Not;
+    }
+    let mut f = [""; 7];
+    for (slot, part) in f.iter_mut().zip(line.split(':')) {
+        *slot = part;
+    }
+    let user = f[0].as_bytes();
+    let user_ok = user.len() <= 32
+        && user
+            .first()
+            .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
+        && user
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+    let fits = |s: &str, most: usize| s.len() <= most || s.chars().count() <= most;
+    if !user_ok || !fits(f[1], 128) || !fits(f[4], 128) || !fits(f[5], 256) || !fits(f[6], 128) {
+        return PasswdLine::Not;
+    }
+    let mut unsure = false;
+    for id in [f[2], f[3]] {
+        if id.bytes().all(|b| b.is_ascii_digit()) {
+            if id.is_empty() || id.len() > 10 {
+                return PasswdLine::Not;
+            }
+        } else if id.is_ascii() || id.chars().count() > 10 {
+            return PasswdLine::Not;
+        } else {
+            unsure = true;
+        }
+    }
+    if unsure {
+        PasswdLine::Unsure
+    } else {
+        PasswdLine::Fields(f)
+    }
+}
+
+/// Whether [`PASSWD`] can match some line of `text`: a text without such a line is passed
+/// over without the regex (nor its compiling).
+fn may_hold_passwd_line(text: &str) -> bool {
+    text.split('\n')
+        .any(|line| passwd_line(line) != PasswdLine::Not)
+}
 
 /// `id` output: `uid=1000(alice)`.
 static ID_USER: LazyLock<Regex> = LazyLock::new(|| {
@@ -1328,7 +1417,7 @@ impl Redactor for Scrub {
                 })
             });
         }
-        if colon {
+        if colon && may_hold_passwd_line(&out) {
             out = apply(out, |t| PASSWD.replace_all(t, passwd_replacement));
         }
         if at {
@@ -1704,6 +1793,77 @@ mod tests {
                 );
             }
         }
+    }
+
+    proptest::proptest! {
+        /// What the line reader says of a line is what the `/etc/passwd` regex says: the
+        /// same fields where it matches, no match where it says none.
+        #[test]
+        fn passwd_lines_read_as_the_regex_reads_them(
+            fields in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "[a-z_][a-z0-9_.-]{0,3}",
+                    "[0-9]{0,11}",
+                    "[0-9٣]{1,3}",
+                    "[a-zé ,/]{0,6}",
+                    "x{125,130}",
+                    "é{125,130}",
+                    "[:\\r a]{0,3}",
+                ],
+                5..9,
+            )
+        ) {
+            let line = fields.join(":");
+            let regex: Option<Vec<String>> = PASSWD.captures(&line).map(|c| {
+                ["user", "pw", "uid", "gid", "gecos", "home", "shell"]
+                    .iter()
+                    .map(|n| c[*n].to_owned())
+                    .collect()
+            });
+            match passwd_line(&line) {
+                PasswdLine::Fields(f) => {
+                    proptest::prop_assert_eq!(Some(f.iter().map(|s| s.to_string()).collect()), regex)
+                }
+                PasswdLine::Not => proptest::prop_assert_eq!(regex, None),
+                PasswdLine::Unsure => {}
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// A text the prompt check passes over holds no prompt the regex finds.
+        #[test]
+        fn the_prompt_check_passes_over_no_prompt(
+            text in "([a-z]{0,3}[@$#% \\t:\\n\\[\\]()~/.]){0,24}"
+        ) {
+            if !may_hold_prompt(&text) {
+                proptest::prop_assert!(!PROMPT.is_match(&text), "{:?}", text);
+            }
+        }
+    }
+
+    #[test]
+    fn prompts_are_checked_for_line_by_line() {
+        assert!(may_hold_prompt("x\nalice@box:~/src$ ls"));
+        assert!(PROMPT.is_match("x\nalice@box:~/src$ ls"));
+        assert!(!may_hold_prompt("$ ls\nmail alice@example.com\n"));
+    }
+
+    #[test]
+    fn passwd_lines_whose_ids_are_other_digits_go_to_the_regex() {
+        assert_eq!(
+            passwd_line("bob:x:1000:1000:Bob,,,:/home/bob:/bin/sh"),
+            PasswdLine::Fields(["bob", "x", "1000", "1000", "Bob,,,", "/home/bob", "/bin/sh"])
+        );
+        assert_eq!(
+            passwd_line("bob:x:١٠٠٠:1000::/home/bob:/bin/sh"),
+            PasswdLine::Unsure
+        );
+        assert_eq!(passwd_line("bob:x:1000:1000::/home/bob"), PasswdLine::Not);
+        assert!(!may_hold_passwd_line("see https://example.com:8080/a"));
+        assert!(may_hold_passwd_line(
+            "x\nbob:x:1000:1000::/home/bob:/bin/sh\ny"
+        ));
     }
 
     #[test]
