@@ -353,7 +353,7 @@ impl Redactor for Paths {
 fn scrub_homes(text: Cow<'_, str>) -> Cow<'_, str> {
     let mut out = text;
     // A spaced home is a home: text without one skips both.
-    if HOME.is_match(&out) {
+    if may_hold_home(out.as_bytes()) && HOME.is_match(&out) {
         if memchr::memchr(b' ', out.as_bytes()).is_some() && HOME_SPACED.is_match(&out) {
             out = Cow::Owned(HOME_SPACED.replace_all(&out, "~${sep}").into_owned());
         }
@@ -378,6 +378,18 @@ fn scrub_homes(text: Cow<'_, str>) -> Cow<'_, str> {
         }
     }
     out
+}
+
+/// Words every form of [`HOME`] holds one of: `Users` (macOS, Windows), `/home/`, `/root`,
+/// two backslashes (UNC and WSL shares) and `%` (URL-encoded); each searched with a searcher
+/// built once.
+static HOME_WORDS: LazyLock<[Finder<'static>; 4]> = LazyLock::new(|| {
+    [b"Users".as_slice(), b"/home/", b"/root", b"\\\\"].map(|w| Finder::new(w).into_owned())
+});
+
+/// Whether [`HOME`] can match in `text`: a text without any of [`HOME_WORDS`] holds no home.
+fn may_hold_home(text: &[u8]) -> bool {
+    memchr::memchr(b'%', text).is_some() || HOME_WORDS.iter().any(|w| w.find(text).is_some())
 }
 
 fn is_path_char(c: char) -> bool {
@@ -628,6 +640,34 @@ mod tests {
                     text.contains(k.as_str())
                 );
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// A text the home check passes over holds no home folder the regex finds.
+        #[test]
+        fn the_home_check_passes_over_no_home(text in pieced()) {
+            if !may_hold_home(text.as_bytes()) {
+                proptest::prop_assert!(!HOME.is_match(&text), "{:?}", text);
+            }
+        }
+    }
+
+    #[test]
+    fn every_home_form_holds_a_home_word() {
+        for text in [
+            "/Users/kim",
+            "/home/kim",
+            "/root",
+            r"C:\Users\kim",
+            r"\\srv\kim$",
+            r"\\wsl$\Ubuntu\home\kim",
+            "%2fhome%2fkim",
+        ] {
+            assert!(
+                HOME.is_match(text) && may_hold_home(text.as_bytes()),
+                "{text}"
+            );
         }
     }
 
