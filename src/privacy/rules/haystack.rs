@@ -55,8 +55,16 @@ static CATEGORIES: LazyLock<Vec<ClassUnicode>> = LazyLock::new(|| {
 /// The byte each character of the Basic Multilingual Plane reads as, for a lookup without a
 /// search.
 static PLANE: LazyLock<Vec<u8>> = LazyLock::new(|| {
-    let mut plane: Vec<u8> = (0..=0x7f).collect();
-    plane.extend((0x80..0x1_0000u32).map(|c| char::from_u32(c).map_or(0xff, search)));
+    // The categories hold every non-ASCII character; ASCII is never looked up here.
+    let mut plane = vec![0u8; 0x1_0000];
+    for (i, member) in CATEGORIES.iter().enumerate() {
+        for r in member.ranges() {
+            let (start, end) = (r.start() as usize, (r.end() as usize).min(0xffff));
+            if let Some(span) = plane.get_mut(start.max(0x80)..=end) {
+                span.fill(0x80 + i as u8);
+            }
+        }
+    }
     plane
 });
 
@@ -351,6 +359,9 @@ mod tests {
         assert_eq!(category('é'), 0x83);
         assert_eq!(category('\u{3000}'), 0x84);
         assert_eq!(category('→'), 0x85);
+        for c in ('\u{80}'..='\u{ffff}').step_by(7) {
+            assert_eq!(category(c), search(c), "{c:?}");
+        }
     }
 
     #[test]
