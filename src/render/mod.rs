@@ -178,17 +178,14 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
     let mut layout = Layout::new(storage, scan);
     let window = WINDOW_PER_CORE * rayon::current_num_threads();
     let (mut first, mut windows) = (0, 0);
-    // The list of turns is taken from the front a window at a time and shrunk once a quarter
-    // of it is left, so the room the rendered turns held is given back while the page grows
-    // (shrinking copies what is left beside the list: at half, that copy was the render's peak).
+    // The list of turns is taken from the front a window at a time; each turn's own room is
+    // given back as it is written, and the list's once the last is (shrinking the list as it
+    // emptied copied what was left beside it, and that copy was the render's peak).
     let mut rest = std::collections::VecDeque::from(turns);
     loop {
         let turns: Vec<TurnView> = rest.drain(..window.min(rest.len())).collect();
         if turns.is_empty() {
             break;
-        }
-        if rest.capacity() > 4 * rest.len() + window {
-            rest.shrink_to_fit();
         }
         let (placed, ()) = rayon::join(
             || {
@@ -207,6 +204,7 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
             crate::memory::release();
         }
     }
+    drop(rest);
     let (turns, mut stored) = layout.finish()?;
     // A page that stores turns stores its turn list past the first entries too: the list of
     // a long session is otherwise most of what the browser builds before it shows the page.

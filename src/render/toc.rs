@@ -15,6 +15,9 @@ pub(super) const TOC_INLINE: usize = 200;
 /// earlier, its first paint no later).
 pub(super) const TOC_FIRST: usize = 50;
 
+/// The stored entries' lists are held in pieces of about this size until the list is done.
+const PIECE_BYTES: usize = 4 << 20;
+
 /// The turn list, written as the turns are rendered, so that a long session's list is held as
 /// its HTML rather than one entry per turn. Where the page stores turns, the entries past the
 /// first [`TOC_FIRST`] are written in their stored lists at once; until then (and on a page
@@ -25,7 +28,11 @@ pub(super) struct TocList {
     waiting: Vec<TocEntry>,
     /// The first entries' HTML, once the page stores turns.
     first: Option<String>,
-    /// The stored entries' lists, each list's entries gathered until it is full.
+    /// The stored entries' lists, each list's entries gathered until it is full: the lists
+    /// written so far in pieces of about [`PIECE_BYTES`] and the last piece, joined once at
+    /// the end (a long session's list, grown in one string, was copied into one twice its
+    /// size as it grew).
+    pieces: Vec<String>,
     rest: String,
     list: Vec<TocEntry>,
     /// The numbers of the first and last stored entries.
@@ -75,6 +82,10 @@ impl TocList {
 
     fn write_list(&mut self) -> askama::Result<()> {
         if !self.list.is_empty() {
+            if self.rest.len() >= PIECE_BYTES {
+                let next = String::with_capacity(PIECE_BYTES + PIECE_BYTES / 4);
+                self.pieces.push(std::mem::replace(&mut self.rest, next));
+            }
             TocTemplate {
                 entries: &self.list,
             }
@@ -97,8 +108,9 @@ impl TocList {
             return Ok((html, None));
         };
         self.write_list()?;
+        self.pieces.push(std::mem::take(&mut self.rest));
         let stored = self.numbers.map(|(first, last)| StoredEntries {
-            html: std::mem::take(&mut self.rest),
+            html: std::mem::take(&mut self.pieces).concat(),
             first,
             last,
         });
