@@ -98,10 +98,18 @@ pub struct Rule {
     /// Whether the rule reads texts mapped to a byte per character where its pattern allows
     /// it (see [`haystack`]); off only to check that the mapping finds the same.
     mapping: bool,
+    parsed: OnceLock<Parsed>,
     regex: OnceLock<Option<Compiled>>,
     near: OnceLock<Option<Near>>,
-    shortest: OnceLock<usize>,
     key_not: OnceLock<Option<Regex>>,
+}
+
+/// A rule's pattern, parsed once: the fewest and the most bytes a match can take, and the
+/// pattern over mapped text, when the rule reads mapped text and its pattern allows it.
+struct Parsed {
+    shortest: usize,
+    longest: Option<usize>,
+    mapped: Option<regex_syntax::hir::Hir>,
 }
 
 /// A rule's compiled pattern, and whether it reads mapped text or the text as written.
@@ -125,9 +133,9 @@ impl Rule {
         Self {
             spec,
             mapping,
+            parsed: OnceLock::new(),
             regex: OnceLock::new(),
             near: OnceLock::new(),
-            shortest: OnceLock::new(),
             key_not: OnceLock::new(),
         }
     }
@@ -156,11 +164,23 @@ impl Rule {
     /// of the strings a session is made of (ids, names, short commands) are shorter than most
     /// secrets.
     fn shortest(&self) -> usize {
-        *self.shortest.get_or_init(|| {
-            regex_syntax::parse(&ascii_word_boundaries(&self.spec.pattern))
-                .ok()
-                .and_then(|hir| hir.properties().minimum_len())
-                .unwrap_or(0)
+        self.parsed().shortest
+    }
+
+    fn parsed(&self) -> &Parsed {
+        self.parsed.get_or_init(|| {
+            let Ok(hir) = regex_syntax::parse(&ascii_word_boundaries(&self.spec.pattern)) else {
+                return Parsed {
+                    shortest: 0,
+                    longest: None,
+                    mapped: None,
+                };
+            };
+            Parsed {
+                shortest: hir.properties().minimum_len().unwrap_or(0),
+                longest: hir.properties().maximum_len(),
+                mapped: self.mapping.then(|| haystack::map_hir(&hir)).flatten(),
+            }
         })
     }
 
@@ -207,21 +227,23 @@ impl Rule {
         let Some(anchor) = &self.spec.anchor else {
             return Err("no anchor".to_owned());
         };
-        let longest = |pattern: &str| -> Result<usize, String> {
-            regex_syntax::parse(pattern)
-                .map_err(|e| e.to_string())?
-                .properties()
-                .maximum_len()
-                .ok_or_else(|| format!("`{pattern}` has no longest match"))
-        };
         let pattern = ascii_word_boundaries(&self.spec.pattern);
         let anchor = ascii_word_boundaries(anchor);
-        let reach = longest(&pattern)? + longest(&anchor)?;
-        let mapped = self
-            .mapping
-            .then(|| haystack::compile_mapped(&pattern, NFA_LIMIT))
-            .flatten()
-            .zip(haystack::compile_mapped(&anchor, NFA_LIMIT));
+        let anchor_hir = regex_syntax::parse(&anchor).map_err(|e| e.to_string())?;
+        let parsed = self.parsed();
+        let longest = |max: Option<usize>, pattern: &str| {
+            max.ok_or_else(|| format!("`{pattern}` has no longest match"))
+        };
+        let reach = longest(parsed.longest, &pattern)?
+            + longest(anchor_hir.properties().maximum_len(), &anchor)?;
+        let mapped = parsed
+            .mapped
+            .as_ref()
+            .zip(haystack::map_hir(&anchor_hir))
+            .and_then(|(rule, anchor)| {
+                haystack::compile_mapped(rule, NFA_LIMIT)
+                    .zip(haystack::compile_mapped(&anchor, NFA_LIMIT))
+            });
         let (rule, anchor, mapped) = match mapped {
             Some((rule, anchor)) => (rule, anchor, true),
             None => (
@@ -239,14 +261,16 @@ impl Rule {
     }
 
     fn build(&self) -> Result<Compiled, String> {
-        let pattern = ascii_word_boundaries(&self.spec.pattern);
-        if self.mapping
-            && let Some(re) = haystack::compile_mapped(&pattern, NFA_LIMIT)
+        if let Some(re) = self
+            .parsed()
+            .mapped
+            .as_ref()
+            .and_then(|hir| haystack::compile_mapped(hir, NFA_LIMIT))
         {
             return Ok(Compiled { re, mapped: true });
         }
         Ok(Compiled {
-            re: compile_as_written(&pattern)?,
+            re: compile_as_written(&ascii_word_boundaries(&self.spec.pattern))?,
             mapped: false,
         })
     }

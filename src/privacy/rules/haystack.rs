@@ -97,17 +97,14 @@ fn search(c: char) -> u8 {
     0x80 + i as u8
 }
 
-/// A pattern compiled to read mapped text, or `None` when a class or literal in it tells apart
-/// characters of one category (it then reads the text as written).
-pub(super) fn compile_mapped(pattern: &str, nfa_limit: usize) -> Option<meta::Regex> {
-    let hir = regex_syntax::parse(pattern).ok()?;
-    let mapped = map_hir(&hir)?;
+/// A pattern over mapped text (see [`map_hir`]) compiled to read mapped text.
+pub(super) fn compile_mapped(mapped: &Hir, nfa_limit: usize) -> Option<meta::Regex> {
     // Only a prefilter for the literals every match starts with. Left to choose, the engine
     // may search for a literal inside the pattern and then backwards from it, and on text
     // where that literal occurs often it gives up and runs its slowest engine over the whole
     // text. No one-pass DFA: it only speeds up reading a match's groups, which few texts hold,
     // and building it is a sixth of building the rest.
-    let prefix = Prefilter::from_hir_prefix(MatchKind::LeftmostFirst, &mapped);
+    let prefix = Prefilter::from_hir_prefix(MatchKind::LeftmostFirst, mapped);
     meta::Builder::new()
         .configure(
             meta::Config::new()
@@ -117,12 +114,13 @@ pub(super) fn compile_mapped(pattern: &str, nfa_limit: usize) -> Option<meta::Re
                 .prefilter(prefix)
                 .onepass(false),
         )
-        .build_from_hir(&mapped)
+        .build_from_hir(mapped)
         .ok()
 }
 
-/// The same pattern over mapped text.
-fn map_hir(hir: &Hir) -> Option<Hir> {
+/// The same pattern over mapped text, or `None` when a class or literal in it tells apart
+/// characters of one category (it then reads the text as written).
+pub(super) fn map_hir(hir: &Hir) -> Option<Hir> {
     Some(match hir.kind() {
         HirKind::Empty => Hir::empty(),
         HirKind::Literal(lit) => {
@@ -333,6 +331,10 @@ fn ascii_prefix(bytes: &[u8]) -> usize {
 mod tests {
     use super::*;
 
+    fn mapped(pattern: &str) -> Option<Hir> {
+        map_hir(&regex_syntax::parse(pattern).ok()?)
+    }
+
     #[test]
     fn the_categories_split_every_non_ascii_character_once() {
         for c in [
@@ -368,7 +370,9 @@ mod tests {
     fn a_mapped_find_maps_back_to_the_text() {
         let text = format!("{}é token=abc日本 end", "→".repeat(130));
         let hay = Haystack::new(&text);
-        let re = compile_mapped(r"token=(\w+)", 1 << 20).expect("maps");
+        let re = mapped(r"token=(\w+)")
+            .and_then(|hir| compile_mapped(&hir, 1 << 20))
+            .expect("maps");
         let caps = re
             .captures_iter(hay.bytes(true))
             .next()
@@ -403,8 +407,8 @@ mod tests {
 
     #[test]
     fn a_pattern_that_names_one_non_ascii_character_is_not_mapped() {
-        assert!(compile_mapped("a→b", 1 << 20).is_none());
-        assert!(compile_mapped(r"\p{Greek}+", 1 << 20).is_none());
-        assert!(compile_mapped(r"(?i)secret\s*[:=]\s*\S{8,}", 1 << 20).is_some());
+        assert!(mapped("a→b").is_none());
+        assert!(mapped(r"\p{Greek}+").is_none());
+        assert!(mapped(r"(?i)secret\s*[:=]\s*\S{8,}").is_some());
     }
 }
