@@ -12,7 +12,7 @@
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value as Json};
-use std::collections::HashMap;
+
 use std::fmt;
 
 use super::spec::{Action, AdapterSpec, Condition, Emit, PatchSpec, Pointer, Rule, ValueSpec};
@@ -23,7 +23,7 @@ pub(crate) struct Needs {
     /// The whole value is read (its text, its keys, or compared as a whole).
     whole: bool,
     /// An object's members that are read, by key.
-    keys: HashMap<String, Needs>,
+    keys: super::interpret::TextMap<String, Needs>,
     /// What of every element of an array is read; `None`: no element is.
     elements: Option<Box<Needs>>,
 }

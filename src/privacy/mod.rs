@@ -19,12 +19,13 @@ pub mod secrets;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, RandomState};
+use std::hash::{BuildHasher, Hasher, RandomState};
 use std::ops::Deref;
 use std::sync::Mutex;
 
 use rayon::prelude::*;
 use serde_json::Value as Json;
+use siphasher::sip128::{Hasher128, SipHasher13};
 
 use crate::events::{Event, EventKind, Session};
 
@@ -46,19 +47,28 @@ pub struct Policy {
     /// What the redactors made of each long text already seen (`None`: left as it was), by
     /// the text's [`Fingerprint`]: a session repeats its long texts (a file read again, a
     /// result the log keeps twice), and each redactor gives the same text the same result.
-    seen: Mutex<HashMap<Fingerprint, Option<String>>>,
-    /// The keys of the fingerprint's two hashes, drawn for each policy.
-    keys: (RandomState, RandomState),
+    seen: Mutex<HashMap<Fingerprint, Option<String>, foldhash::fast::RandomState>>,
+    /// The fingerprint's key, drawn for each policy.
+    key: (u64, u64),
 }
 
-/// A text's length and two 64-bit SipHash values under keys drawn at random for each policy:
-/// two texts share one only by a chance of about one in 2^128 per pair, which no input can
-/// aim at, since the keys are never shown.
-type Fingerprint = (usize, u64, u64);
+/// A text's length and its 128-bit SipHash-1-3 value under a key drawn at random for each
+/// policy: two texts share one only by a chance of about one in 2^128 per pair, which no
+/// input can aim at, since the key is never shown.
+type Fingerprint = (usize, u128);
 
 /// Texts shorter than this are redacted each time they occur: looking them up would cost
 /// about as much.
 const REMEMBER: usize = 256;
+
+/// A fingerprint key from the process's random hash keys, which the system's random source
+/// seeds: each draw is the keyed hash of a fixed value under a new key.
+fn draw_key() -> (u64, u64) {
+    (
+        RandomState::new().hash_one(0u64),
+        RandomState::new().hash_one(1u64),
+    )
+}
 
 impl Policy {
     /// The standard policy for a session with default options and the user's own strings.
@@ -99,8 +109,8 @@ impl Policy {
     pub fn with(redactors: Vec<Box<dyn Redactor>>) -> Self {
         Self {
             redactors,
-            seen: Mutex::new(HashMap::new()),
-            keys: (RandomState::new(), RandomState::new()),
+            seen: Mutex::new(HashMap::default()),
+            key: draw_key(),
         }
     }
 
@@ -120,11 +130,11 @@ impl Policy {
             self.redact_in_place(text);
             return;
         }
-        let print = (
-            text.len(),
-            self.keys.0.hash_one(text.as_str()),
-            self.keys.1.hash_one(text.as_str()),
-        );
+        let print = (text.len(), {
+            let mut h = SipHasher13::new_with_keys(self.key.0, self.key.1);
+            h.write(text.as_bytes());
+            h.finish128().as_u128()
+        });
         let known = self
             .seen
             .lock()
