@@ -50,9 +50,94 @@ pub fn resident() -> Option<(u64, u64)> {
     Some((field("VmRSS:")?, field("VmHWM:")?))
 }
 
+/// A list whose items are taken from the front a few at a time, the room of those taken given
+/// back to the system as it goes ([`Taking::give_back`]): a long list (a session's turns
+/// waiting to be rendered, 152 bytes each) otherwise stays resident whole until its last item
+/// is taken, beside everything made from the items before it.
+pub struct Taking<T> {
+    rest: std::vec::IntoIter<T>,
+    /// Where the room not yet given back begins.
+    kept: usize,
+}
+
+impl<T> Taking<T> {
+    /// The items of `list`, to be taken in order.
+    pub fn new(list: Vec<T>) -> Self {
+        let kept = list.as_ptr() as usize;
+        Taking {
+            rest: list.into_iter(),
+            kept,
+        }
+    }
+
+    /// The next `n` items (fewer at the end; none once all are taken).
+    pub fn take(&mut self, n: usize) -> Vec<T> {
+        self.rest.by_ref().take(n).collect()
+    }
+
+    /// Hands the whole pages the taken items stood in back to the system. The list still owns
+    /// them, but never reads them again (what stood there was moved out), and lets them go
+    /// with the rest of its room once it is dropped; touched again, they would read as zeros.
+    pub fn give_back(&mut self) {
+        if std::mem::size_of::<T>() == 0 {
+            return;
+        }
+        let taken = self.rest.as_slice().as_ptr() as usize;
+        let from = self.kept.next_multiple_of(PAGE);
+        let to = taken - taken % PAGE;
+        if to > from {
+            discard(from, to - from);
+            self.kept = to;
+        }
+    }
+}
+
+/// The granularity [`discard`] works in (the system's page, on the platforms this is built
+/// for; a larger page makes the call fail, and the room stays resident).
+const PAGE: usize = 4096;
+
+/// Tells the system the `len` bytes at `at` (whole pages) hold nothing needed: it takes them
+/// back at once, and gives zeroed pages if they are touched again.
+#[cfg(target_os = "linux")]
+fn discard(at: usize, len: usize) {
+    // SAFETY: the range is whole pages inside one live allocation whose contents there were
+    // moved out and are never read (only written) again; `MADV_DONTNEED` keeps the mapping,
+    // so the allocator can still use and free it. A failure leaves the pages as they were.
+    unsafe {
+        libc::madvise(at as *mut libc::c_void, len, libc::MADV_DONTNEED);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn discard(_at: usize, _len: usize) {}
+
 /// mimalloc's collection of the calling thread's heap. The binary's global allocator is
 /// mimalloc; where it is not (the test harness), the call finds an empty heap.
 fn collect() {
     // SAFETY: `mi_collect` takes no pointer and may be called from any thread at any time.
     unsafe { libmimalloc_sys::mi_collect(true) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Taking;
+
+    #[test]
+    fn a_list_taken_from_the_front_gives_its_items_in_order_as_its_room_is_given_back() {
+        let list: Vec<[u64; 19]> = (0..10_000).map(|i| [i; 19]).collect();
+        let mut taking = Taking::new(list);
+        let mut next = 0;
+        loop {
+            let some = taking.take(37);
+            if some.is_empty() {
+                break;
+            }
+            for item in some {
+                assert_eq!(item, [next; 19]);
+                next += 1;
+            }
+            taking.give_back();
+        }
+        assert_eq!(next, 10_000);
+    }
 }
