@@ -4,9 +4,10 @@
 //! checks. Every rule carries positive and negative examples that run as tests.
 
 mod haystack;
+mod keywords;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use haystack::Haystack;
+use keywords::Keywords;
 use regex::Regex;
 use regex_automata::{Input, meta};
 use serde::Deserialize;
@@ -368,9 +369,7 @@ pub struct Find {
 /// All rules and the keyword prefilter.
 pub struct Engine {
     rules: Vec<Rule>,
-    keywords: Option<AhoCorasick>,
-    /// For each keyword pattern, the rules it selects.
-    keyword_rules: Vec<Vec<usize>>,
+    keywords: Option<Keywords>,
     /// Rules without keywords: they always run.
     always: Vec<usize>,
 }
@@ -394,6 +393,40 @@ fn builtin_specs() -> Vec<RuleSpec> {
     specs
 }
 
+/// The keywords of `specs` (lower case, each once), the rules each selects, and the rules
+/// without keywords, which always run.
+fn keyword_table(specs: &[RuleSpec]) -> (Vec<String>, Vec<Vec<usize>>, Vec<usize>) {
+    let mut words: Vec<String> = Vec::new();
+    let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize, foldhash::fast::RandomState> =
+        Default::default();
+    let mut always = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let derived;
+        let keywords = if spec.keywords.is_empty() && spec.anchor.is_none() {
+            derived = prefixes(&spec.pattern);
+            &derived
+        } else {
+            &spec.keywords
+        };
+        if keywords.is_empty() {
+            always.push(i);
+        }
+        for k in keywords {
+            let k = k.to_ascii_lowercase();
+            match index.get(&k) {
+                Some(&p) => keyword_rules[p].push(i),
+                None => {
+                    index.insert(k.clone(), words.len());
+                    words.push(k);
+                    keyword_rules.push(vec![i]);
+                }
+            }
+        }
+    }
+    (words, keyword_rules, always)
+}
+
 /// The built-in engine.
 pub static ENGINE: LazyLock<Engine> = LazyLock::new(|| Engine::new(builtin_specs()));
 
@@ -413,43 +446,8 @@ pub fn builtin_files() -> [(&'static str, &'static str); 2] {
 impl Engine {
     /// Builds the prefilter for a list of rules.
     pub fn new(specs: Vec<RuleSpec>) -> Self {
-        let mut words: Vec<String> = Vec::new();
-        let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
-        let mut always = Vec::new();
-        for (i, spec) in specs.iter().enumerate() {
-            let derived;
-            let keywords = if spec.keywords.is_empty() && spec.anchor.is_none() {
-                derived = prefixes(&spec.pattern);
-                &derived
-            } else {
-                &spec.keywords
-            };
-            if keywords.is_empty() {
-                always.push(i);
-            }
-            for k in keywords {
-                let k = k.to_ascii_lowercase();
-                match words.iter().position(|w| *w == k) {
-                    Some(p) => keyword_rules[p].push(i),
-                    None => {
-                        words.push(k);
-                        keyword_rules.push(vec![i]);
-                    }
-                }
-            }
-        }
-        // A full DFA: the overlapping search that picks rules runs over every string, and the
-        // DFA is about twice as fast there as the default noncontiguous automaton.
-        let build = |kind| {
-            AhoCorasickBuilder::new()
-                .ascii_case_insensitive(true)
-                .match_kind(MatchKind::Standard)
-                .kind(kind)
-                .build(&words)
-        };
-        let keywords = build(Some(AhoCorasickKind::DFA))
-            .or_else(|_| build(None))
-            .ok();
+        let (words, keyword_rules, always) = keyword_table(&specs);
+        let keywords = Keywords::new(&words, &keyword_rules);
         let rules = specs
             .into_iter()
             .map(|spec| Rule::new(spec, true))
@@ -457,7 +455,6 @@ impl Engine {
         Self {
             rules,
             keywords,
-            keyword_rules,
             always,
         }
     }
@@ -484,34 +481,15 @@ impl Engine {
 
     /// Rules whose keywords occur in `text`, plus the rules that always run, in rule order.
     fn selected(&self, text: &str) -> Vec<usize> {
-        // Most short strings hold no keyword at all: a plain search says so without visiting
-        // every overlapping match. A long text (a tool output) nearly always holds one, and
-        // the plain search would only read it twice.
-        const SHORT: usize = 4096;
-        let Some(ac) = self
-            .keywords
-            .as_ref()
-            .filter(|ac| text.len() > SHORT || ac.is_match(text))
-        else {
+        let Some(keywords) = &self.keywords else {
             return self.always.clone();
         };
-        let bits = |n: usize| vec![0u64; n.div_ceil(64)];
-        let mut on = bits(self.rules.len());
+        let mut on = vec![0u64; self.rules.len().div_ceil(64)];
+        if !keywords.select(text.as_bytes(), &mut on) {
+            return self.always.clone();
+        }
         for &i in &self.always {
             on[i / 64] |= 1 << (i % 64);
-        }
-        // A keyword that occurs many times selects its rules once.
-        let mut seen = bits(self.keyword_rules.len());
-        for m in ac.find_overlapping_iter(text) {
-            let p = m.pattern().as_usize();
-            let (word, bit) = (p / 64, 1u64 << (p % 64));
-            if seen[word] & bit != 0 {
-                continue;
-            }
-            seen[word] |= bit;
-            for &r in &self.keyword_rules[p] {
-                on[r / 64] |= 1 << (r % 64);
-            }
         }
         let mut out = Vec::new();
         for (w, &word) in on.iter().enumerate() {

@@ -1,0 +1,259 @@
+//! The keyword automaton that picks which rules read a text: one table lookup per byte.
+//!
+//! Built from aho-corasick's automaton of the keywords (ASCII case ignored, every match
+//! reported, overlapping ones too), with its states numbered again so that the states where a
+//! keyword ends come last: the scan then tests one number per byte, and reads what a state
+//! selects only the first time the text reaches it.
+
+use aho_corasick::automaton::Automaton;
+use aho_corasick::nfa::noncontiguous;
+use aho_corasick::{Anchored, MatchKind};
+
+/// The keywords' automaton as a table: for each state, the next state for each byte's class.
+pub(super) struct Keywords {
+    /// Each byte's class (a column of the table).
+    classes: [u8; 256],
+    /// The next state of each state and class, as the offset of the next state's row.
+    next: Vec<u32>,
+    /// Columns per row, a power of two.
+    stride_log: u32,
+    /// The offset of the start state's row.
+    start: u32,
+    /// The offset of the first row of the states where a keyword ends; those states follow
+    /// every other.
+    first_match: u32,
+    /// For each of those states in order, the rules its keywords select.
+    selects: Vec<Vec<usize>>,
+}
+
+impl Keywords {
+    /// The automaton of `words`, where `rules_of[w]` are the rules `words[w]` selects. `None`
+    /// when aho-corasick cannot build it.
+    pub(super) fn new(words: &[String], rules_of: &[Vec<usize>]) -> Option<Self> {
+        let nfa = noncontiguous::Builder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .prefilter(false)
+            .build(words)
+            .ok()?;
+        // A byte no keyword holds leads every state where the start state leads it, so all
+        // such bytes share a class. A letter shares its class with its other case, which the
+        // automaton reads the same.
+        let mut classes = [0u8; 256];
+        let mut count = 1usize;
+        for word in words {
+            for &b in word.as_bytes() {
+                for b in [b.to_ascii_lowercase(), b.to_ascii_uppercase()] {
+                    if classes[usize::from(b)] == 0 {
+                        classes[usize::from(b)] = u8::try_from(count).ok()?;
+                        count += 1;
+                    }
+                }
+                if b.is_ascii_alphabetic() {
+                    let lower = classes[usize::from(b.to_ascii_lowercase())];
+                    classes[usize::from(b.to_ascii_uppercase())] = lower;
+                }
+            }
+        }
+        // Classes numbered again without gaps, with a byte standing for each.
+        let mut renumber = [u8::MAX; 256];
+        let mut stand_for = Vec::new();
+        for b in 0..=255u8 {
+            let c = usize::from(classes[usize::from(b)]);
+            if renumber[c] == u8::MAX {
+                renumber[c] = u8::try_from(stand_for.len()).ok()?;
+                stand_for.push(b);
+            }
+            classes[usize::from(b)] = renumber[c];
+        }
+        let stride_log = stand_for.len().next_power_of_two().trailing_zeros();
+
+        // Every state the start state reaches, in the order found.
+        let start = nfa.start_state(Anchored::No).ok()?;
+        let mut found = vec![start];
+        // The index in `found` of each state of the automaton, by its id; `usize::MAX`: not
+        // found yet.
+        let mut index = vec![usize::MAX; start.as_usize() + 1];
+        index[start.as_usize()] = 0;
+        let mut edges = Vec::new();
+        let mut at = 0;
+        while at < found.len() {
+            let sid = found[at];
+            for &b in &stand_for {
+                let to = nfa.next_state(Anchored::No, sid, b);
+                let t = to.as_usize();
+                if t >= index.len() {
+                    index.resize(t + 1, usize::MAX);
+                }
+                if index[t] == usize::MAX {
+                    index[t] = found.len();
+                    found.push(to);
+                }
+                edges.push(index[t]);
+            }
+            at += 1;
+        }
+        // Rows: the states without a match first, then those with one.
+        let mut row = vec![0u32; found.len()];
+        let (plain, matching): (Vec<usize>, Vec<usize>) =
+            (0..found.len()).partition(|&i| !nfa.is_match(found[i]));
+        let stride = 1usize << stride_log;
+        for (r, &i) in plain.iter().chain(&matching).enumerate() {
+            row[i] = u32::try_from(r.checked_mul(stride)?).ok()?;
+        }
+        let mut next = vec![0u32; found.len().checked_mul(stride)?];
+        for (i, targets) in edges.chunks(stand_for.len()).enumerate() {
+            let base = row[i] as usize;
+            for (c, &to) in targets.iter().enumerate() {
+                next[base + c] = row[to];
+            }
+        }
+        let selects = matching
+            .iter()
+            .map(|&i| {
+                let sid = found[i];
+                let mut rules: Vec<usize> = (0..nfa.match_len(sid))
+                    .flat_map(|k| &rules_of[nfa.match_pattern(sid, k).as_usize()])
+                    .copied()
+                    .collect();
+                rules.sort_unstable();
+                rules.dedup();
+                rules
+            })
+            .collect();
+        Some(Self {
+            classes,
+            next,
+            stride_log,
+            start: row[0],
+            first_match: u32::try_from(plain.len().checked_mul(stride)?).ok()?,
+            selects,
+        })
+    }
+
+    /// Sets the bit in `on` of each rule a keyword in `text` selects; says whether `text` held
+    /// a keyword.
+    pub(super) fn select(&self, text: &[u8], on: &mut [u64]) -> bool {
+        let mut seen = vec![0u64; self.selects.len().div_ceil(64)];
+        let mut any = false;
+        let mut reach = |row: u32| {
+            let m = ((row - self.first_match) >> self.stride_log) as usize;
+            let (word, bit) = (m / 64, 1u64 << (m % 64));
+            if seen[word] & bit == 0 {
+                seen[word] |= bit;
+                any = true;
+                for &r in &self.selects[m] {
+                    on[r / 64] |= 1 << (r % 64);
+                }
+            }
+        };
+        let mut row = self.start;
+        // An empty keyword ends at the start.
+        if row >= self.first_match {
+            reach(row);
+        }
+        for &b in text {
+            let at = row as usize + usize::from(self.classes[usize::from(b)]);
+            row = self.next.get(at).copied().unwrap_or(self.start);
+            if row >= self.first_match {
+                reach(row);
+            }
+        }
+        any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aho_corasick::AhoCorasick;
+    use proptest::prelude::*;
+
+    /// The rules aho-corasick's own overlapping search selects, and whether it found any.
+    fn by_aho_corasick(words: &[String], rules_of: &[Vec<usize>], text: &[u8]) -> (Vec<u64>, bool) {
+        let ac = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .build(words)
+            .unwrap();
+        let rules = rules_of.iter().flatten().max().map_or(0, |m| m + 1);
+        let mut on = vec![0u64; rules.div_ceil(64)];
+        let mut any = false;
+        for m in ac.find_overlapping_iter(text) {
+            any = true;
+            for &r in &rules_of[m.pattern().as_usize()] {
+                on[r / 64] |= 1 << (r % 64);
+            }
+        }
+        (on, any)
+    }
+
+    fn by_table(words: &[String], rules_of: &[Vec<usize>], text: &[u8]) -> (Vec<u64>, bool) {
+        let table = Keywords::new(words, rules_of).unwrap();
+        let rules = rules_of.iter().flatten().max().map_or(0, |m| m + 1);
+        let mut on = vec![0u64; rules.div_ceil(64)];
+        let any = table.select(text, &mut on);
+        (on, any)
+    }
+
+    #[test]
+    fn the_built_in_keywords_select_what_aho_corasick_selects_over_every_example() {
+        let engine = &*super::super::ENGINE;
+        assert!(
+            engine.keywords.is_some(),
+            "the built-in keywords' table builds"
+        );
+        let (words, rules_of, _) = super::super::keyword_table(
+            &engine
+                .rules()
+                .iter()
+                .map(|r| r.spec.clone())
+                .collect::<Vec<_>>(),
+        );
+        let mut texts: Vec<String> = Vec::new();
+        for r in engine.rules() {
+            texts.extend(r.spec.examples.iter().cloned());
+            texts.extend(r.spec.negative_examples.iter().cloned());
+        }
+        // Every example at once, upper-cased, and framed by non-ASCII text.
+        texts.push(texts.join("\n"));
+        texts.push(
+            texts
+                .iter()
+                .map(|t| t.to_uppercase())
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        texts.push(format!("→日本 {} ſK", texts.join("é")));
+        for text in &texts {
+            assert_eq!(
+                by_table(&words, &rules_of, text.as_bytes()),
+                by_aho_corasick(&words, &rules_of, text.as_bytes()),
+                "{text:?}"
+            );
+        }
+    }
+
+    proptest! {
+        /// Keywords that overlap, nest and share prefixes, in any case, over text drawn from
+        /// their letters.
+        #[test]
+        fn any_keywords_select_what_aho_corasick_selects(
+            words in prop::collection::vec("[abAB=_-]{1,4}", 1..12),
+            text in prop::collection::vec(prop::sample::select(b"abAB=_-x\xc3\xa9".to_vec()), 0..200),
+        ) {
+            let mut unique: Vec<String> = Vec::new();
+            for w in words {
+                let w = w.to_ascii_lowercase();
+                if !unique.contains(&w) {
+                    unique.push(w);
+                }
+            }
+            let rules_of: Vec<Vec<usize>> = (0..unique.len()).map(|i| vec![i, i / 2 + 20]).collect();
+            prop_assert_eq!(
+                by_table(&unique, &rules_of, &text),
+                by_aho_corasick(&unique, &rules_of, &text)
+            );
+        }
+    }
+}
