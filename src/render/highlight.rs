@@ -10,7 +10,7 @@
 
 use sha2::{Digest, Sha256};
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -206,8 +206,11 @@ enum Work {
     Diff,
 }
 
-/// What was highlighted: the work, the grammar's name and the text's SHA-256.
-type WorkKey = (Work, &'static str, [u8; 32]);
+/// What was highlighted: the work, the grammar's name, the text's length and its SHA-256.
+type WorkKey = (Work, &'static str, usize, [u8; 32]);
+
+/// The work, grammar and text length of a [`WorkKey`].
+type Size = (Work, &'static str, usize);
 
 type Memo = HashMap<WorkKey, Option<Arc<Highlighted>>>;
 
@@ -228,8 +231,11 @@ pub struct Highlighter {
 /// What the page's highlighter and those ahead of it share.
 #[derive(Default)]
 struct Page {
-    /// Keyed by the work, the grammar's name and the text's SHA-256.
+    /// Keyed by the work, the grammar's name and the text's length and SHA-256.
     done: Mutex<Memo>,
+    /// The work, grammar and length of every text in `done`: once the budget is spent, a text
+    /// of no size listed here is not hashed to be looked up.
+    sizes: Mutex<HashSet<Size>>,
     /// Bytes highlighted so far on this page; `usize::MAX` once the budget is spent.
     spent: AtomicUsize,
 }
@@ -293,7 +299,9 @@ impl Highlighter {
             }
         }
         self.page.spent.store(spent, Ordering::Relaxed);
+        let mut sizes = locked(&self.page.sizes);
         for (key, out) in std::mem::take(&mut *locked(&done)) {
+            sizes.insert((key.0, key.1, key.2));
             memo.entry(key).or_insert(out);
         }
         true
@@ -345,13 +353,27 @@ impl Highlighter {
         run: impl FnOnce() -> Option<Highlighted>,
     ) -> Option<Arc<Highlighted>> {
         let name = lang.map_or("", |l| l.0.name.as_str());
-        let key = (work, name, Sha256::digest(text.as_bytes()).into());
+        // Once the page's budget is spent, only a text coloured before is coloured: the memo
+        // no longer grows, and is looked up only for a text of a size it holds.
+        let spent = self.ahead.is_none() && self.is_spent();
+        if spent && !locked(&self.page.sizes).contains(&(work, name, text.len())) {
+            return run().map(Arc::new);
+        }
+        let key = (
+            work,
+            name,
+            text.len(),
+            Sha256::digest(text.as_bytes()).into(),
+        );
         if let Some(done) = self.memo().get(&key) {
             return done.clone();
         }
         let Some(ahead) = &self.ahead else {
             let out = run().map(Arc::new);
-            self.memo().insert(key, out.clone());
+            if !spent {
+                locked(&self.page.sizes).insert((work, name, text.len()));
+                self.memo().insert(key, out.clone());
+            }
             return out;
         };
         if let Some(done) = locked(&ahead.done).get(&key) {

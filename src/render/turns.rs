@@ -143,9 +143,16 @@ impl TurnsTemplate<'_> {
         // As many turns at a time as the budget left is likely to cover, at what the turns
         // so far took from it (at least two per core): the turns past the one the budget runs
         // out in are rendered for nothing.
-        let fewest = 2 * rayon::current_num_threads();
+        // On one thread nothing is gained by rendering ahead, and a turn the budget does not
+        // cover would be rendered twice.
+        let threads = rayon::current_num_threads();
+        let fewest = 2 * threads;
         let left_at_first = self.hl.left();
-        'ahead: while !self.hl.is_spent() && !self.hl.is_ahead() && next < turns.len() {
+        'ahead: while threads > 1
+            && !self.hl.is_spent()
+            && !self.hl.is_ahead()
+            && next < turns.len()
+        {
             let taken = left_at_first.saturating_sub(self.hl.left());
             let likely = match (next, taken) {
                 (0, _) => fewest,
