@@ -12,7 +12,6 @@
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value as Json};
-
 use std::fmt;
 
 use super::spec::{Action, AdapterSpec, Condition, Emit, PatchSpec, Pointer, Rule, ValueSpec};

@@ -40,19 +40,13 @@ impl Keywords {
         // such bytes share a class. A letter shares its class with its other case, which the
         // automaton reads the same.
         let mut classes = [0u8; 256];
-        let mut count = 1usize;
-        for word in words {
-            for &b in word.as_bytes() {
-                for b in [b.to_ascii_lowercase(), b.to_ascii_uppercase()] {
-                    if classes[usize::from(b)] == 0 {
-                        classes[usize::from(b)] = u8::try_from(count).ok()?;
-                        count += 1;
-                    }
-                }
-                if b.is_ascii_alphabetic() {
-                    let lower = classes[usize::from(b.to_ascii_lowercase())];
-                    classes[usize::from(b.to_ascii_uppercase())] = lower;
-                }
+        let mut count = 1u8;
+        for &b in words.iter().flat_map(|w| w.as_bytes()) {
+            let (lower, upper) = (b.to_ascii_lowercase(), b.to_ascii_uppercase());
+            if classes[usize::from(lower)] == 0 {
+                classes[usize::from(lower)] = count;
+                classes[usize::from(upper)] = count;
+                count = count.checked_add(1)?;
             }
         }
         // Classes numbered again without gaps, with a byte standing for each.
