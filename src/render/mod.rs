@@ -225,6 +225,7 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
         }
         None => None,
     };
+    stored.let_go();
     let caught = stored.caught;
     let data = data.finish();
     let mut unlinked = String::new();

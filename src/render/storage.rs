@@ -171,6 +171,9 @@ pub(super) struct Stored {
     pub(super) html: Vec<String>,
     /// Secrets the final scan found in them.
     pub(super) caught: usize,
+    /// Compressors between blocks, one per core at most: a new one clears its tables (about
+    /// 1 MiB) for each block, a tenth of what compressing a block costs.
+    compressors: std::sync::Mutex<Vec<zstd::bulk::Compressor<'static>>>,
 }
 
 impl Stored {
@@ -181,6 +184,7 @@ impl Stored {
             pending: Vec::new(),
             html: Vec::new(),
             caught: 0,
+            compressors: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -208,7 +212,9 @@ impl Stored {
     pub(super) fn seal(&mut self) -> askama::Result<()> {
         let sealed: Vec<askama::Result<(String, usize)>> = std::mem::take(&mut self.pending)
             .into_par_iter()
-            .map(|(id, html, within)| seal(&id, &html, within.as_deref(), self.scan))
+            .map(|(id, html, within)| {
+                seal(&id, &html, within.as_deref(), self.scan, &self.compressors)
+            })
             .collect();
         for sealed in sealed {
             let (block, caught) = sealed?;
@@ -217,16 +223,37 @@ impl Stored {
         }
         Ok(())
     }
+
+    /// Lets the compressors go, once the last block is sealed.
+    pub(super) fn let_go(&mut self) {
+        if let Ok(mut compressors) = self.compressors.lock() {
+            *compressors = Vec::new();
+        }
+    }
 }
 
 /// One stored block's element, and the secrets the final scan found in it. The final scan runs
 /// over the HTML before it is compressed, as it runs over the rest of the page after. The frame
-/// records its size, so the page's decoder allocates once.
-fn seal(id: &str, html: &str, within: Option<&str>, scan: Scan) -> askama::Result<(String, usize)> {
+/// records its size, so the page's decoder allocates once. A compressor is taken from
+/// `compressors` (or made) and given back: a frame does not depend on what its compressor
+/// compressed before.
+fn seal(
+    id: &str,
+    html: &str,
+    within: Option<&str>,
+    scan: Scan,
+    compressors: &std::sync::Mutex<Vec<zstd::bulk::Compressor<'static>>>,
+) -> askama::Result<(String, usize)> {
     let (html, caught) = scan(html);
-    // A compressor per block, not one kept per thread: its tables (about 1 MiB) are let go
-    // with it, and keeping one saved no measurable time.
-    let compressed = zstd::bulk::compress(html.as_bytes(), 3).unwrap_or_default();
+    let taken = compressors.lock().ok().and_then(|mut c| c.pop());
+    let mut compressor = taken.or_else(|| zstd::bulk::Compressor::new(3).ok());
+    let compressed = compressor
+        .as_mut()
+        .and_then(|c| c.compress(html.as_bytes()).ok())
+        .unwrap_or_default();
+    if let (Some(compressor), Ok(mut compressors)) = (compressor, compressors.lock()) {
+        compressors.push(compressor);
+    }
     let data = base64::engine::general_purpose::STANDARD.encode(compressed);
     let mut out = String::with_capacity(data.len() + 160);
     Block {
