@@ -136,7 +136,7 @@ impl Layout {
             self.out.push_str(&html);
             return Ok(());
         };
-        self.chunk.add(stub, &html);
+        self.chunk.add(stub, &html, self.block);
         if self.chunk.html.len() >= self.block {
             self.chunk.flush(&mut self.out, &mut self.blocks)?;
         }
@@ -417,7 +417,14 @@ struct Chunk {
 }
 
 impl Chunk {
-    fn add(&mut self, turn: StubTurn, html: &str) {
+    /// Adds a turn to a block of about `block` bytes of HTML: the block's room is taken at its
+    /// first turn, so its HTML is not copied as it grows.
+    fn add(&mut self, turn: StubTurn, html: &str, block: usize) {
+        if self.html.is_empty()
+            && let Some(room) = block.checked_add(block / 4)
+        {
+            self.html.reserve(room.max(html.len()));
+        }
         self.html.push_str(html);
         self.turns.push(turn);
     }

@@ -19,6 +19,16 @@ const COMPACT_HEAD_LINES: usize = 20;
 /// Output longer than this many bytes is split the same way.
 const OUTPUT_HEAD_BYTES: usize = 16 * 1024;
 
+/// Room for a turn's markup around its steps and texts.
+const TURN_MARKUP: usize = 4 << 10;
+
+/// The lines in `text`, as [`str::lines`] counts them: one per line end, and one for a last
+/// line without one.
+fn line_count(text: &str) -> usize {
+    let ends = text.bytes().filter(|&b| b == b'\n').count();
+    ends + usize::from(!text.is_empty() && !text.ends_with('\n'))
+}
+
 /// Removes terminal escape sequences (colours, cursor moves, titles) and carriage-return
 /// line endings, so shell output reads as plain text.
 fn clean_terminal(text: &str) -> std::borrow::Cow<'_, str> {
@@ -211,12 +221,17 @@ impl TurnsTemplate<'_> {
     }
 
     pub(super) fn turn_html(&self, turn: &TurnView, steps: String) -> askama::Result<String> {
+        // Room for the steps and the turn's own texts, so the turn is not copied as it grows.
+        let texts = turn.prompt.as_ref().map_or(0, |p| p.text.len())
+            + turn.response.as_ref().map_or(0, |r| r.text.len());
+        let mut html = String::with_capacity(steps.len() + texts + texts / 4 + TURN_MARKUP);
         TurnTemplate {
             hl: self.hl,
             turn,
             steps: SafeHtml::rendered(steps),
         }
-        .render()
+        .render_into(&mut html)?;
+        Ok(html)
     }
 }
 
@@ -273,7 +288,7 @@ impl StepsTemplate<'_> {
             _ => OUTPUT_HEAD_LINES,
         };
         let mut cut = text.len();
-        if let Some((i, _)) = text.match_indices('\n').nth(lines - 1) {
+        if let Some(i) = memchr::memchr_iter(b'\n', text.as_bytes()).nth(lines - 1) {
             cut = i + 1;
         }
         if cut > OUTPUT_HEAD_BYTES {
@@ -305,7 +320,7 @@ impl StepsTemplate<'_> {
         Output {
             head: head_html,
             rest: rest_html,
-            rest_lines: rest.lines().count(),
+            rest_lines: line_count(rest),
             rest_bytes: rest.len(),
         }
     }
@@ -413,6 +428,23 @@ pub(super) fn verdict_of<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_are_counted_as_str_lines_counts_them() {
+        for text in [
+            "",
+            "a",
+            "a\n",
+            "\n",
+            "\n\n",
+            "a\nb",
+            "a\r\nb\r\n",
+            "a\rb",
+            "é\n\nz",
+        ] {
+            assert_eq!(line_count(text), text.lines().count(), "{text:?}");
+        }
+    }
 
     #[test]
     fn terminal_escapes_are_removed_and_text_kept() {
