@@ -12,7 +12,7 @@ use crate::console::{self, Console};
 use crate::pipeline::{self, stage};
 use crate::render::{self, Notebook};
 use crate::report::model::{Report, Storage, View};
-use crate::{privacy, report};
+use crate::{memory, privacy, report};
 
 /// Renders one session (`--all` is [`super::batch::run`]).
 pub fn run(args: &RenderArgs) -> anyhow::Result<Exit> {
@@ -147,6 +147,10 @@ pub fn render_session(
         Format::Json => {
             let mut json = serde_json::to_string_pretty(&report).context("writing the report")?;
             json.push('\n');
+            // The report's text is in the JSON now: let it go before the scan reads the JSON
+            // (and may copy it).
+            drop(report);
+            memory::release();
             let (scanned, caught) = stage("final scan", || privacy::secrets::backstop(&json));
             if let std::borrow::Cow::Owned(s) = scanned {
                 json = s;
