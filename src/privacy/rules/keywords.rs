@@ -19,8 +19,9 @@ pub(super) struct Keywords {
     stride_log: u32,
     /// The offset of the start state's row.
     start: u32,
-    /// The offset of the first row of the states where a keyword ends; those states follow
-    /// every other.
+    /// The offset of the first row of the states where a keyword ends: a power of two (or
+    /// zero when every state is one), at or past the end of the other states' rows, so that a
+    /// row is one of those states' exactly when it has a bit at or above this one's set.
     first_match: u32,
     /// For each of those states in order, the rules its keywords select.
     selects: Vec<Vec<usize>>,
@@ -87,15 +88,26 @@ impl Keywords {
             }
             at += 1;
         }
-        // Rows: the states without a match first, then those with one.
+        // Rows: the states without a match first, then those with one from the next power of
+        // two on (the rows between are never reached).
         let mut row = vec![0u32; found.len()];
         let (plain, matching): (Vec<usize>, Vec<usize>) =
             (0..found.len()).partition(|&i| !nfa.is_match(found[i]));
         let stride = 1usize << stride_log;
-        for (r, &i) in plain.iter().chain(&matching).enumerate() {
+        let first_match = match plain.len().checked_mul(stride)? {
+            0 => 0,
+            n => n.checked_next_power_of_two()?,
+        };
+        for (r, &i) in plain.iter().enumerate() {
             row[i] = u32::try_from(r.checked_mul(stride)?).ok()?;
         }
-        let mut next = vec![0u32; found.len().checked_mul(stride)?];
+        for (r, &i) in matching.iter().enumerate() {
+            row[i] = u32::try_from(first_match.checked_add(r.checked_mul(stride)?)?).ok()?;
+        }
+        // A power of two long, so that a row and a class masked by its length are always in
+        // it.
+        let rows_end = first_match.checked_add(matching.len().checked_mul(stride)?)?;
+        let mut next = vec![0u32; rows_end.checked_next_power_of_two()?];
         for (i, targets) in edges.chunks(stand_for.len()).enumerate() {
             let base = row[i] as usize;
             for (c, &to) in targets.iter().enumerate() {
@@ -120,7 +132,7 @@ impl Keywords {
             next,
             stride_log,
             start: row[0],
-            first_match: u32::try_from(plain.len().checked_mul(stride)?).ok()?,
+            first_match: u32::try_from(first_match).ok()?,
             selects,
         })
     }
@@ -141,14 +153,39 @@ impl Keywords {
                 }
             }
         };
+        let mask = self.next.len().wrapping_sub(1);
+        let step = |row: u32, b: u8| {
+            let at = (row as usize + usize::from(self.classes[usize::from(b)])) & mask;
+            self.next.get(at).copied().unwrap_or(self.start)
+        };
         let mut row = self.start;
         // An empty keyword ends at the start.
         if row >= self.first_match {
             reach(row);
         }
-        for &b in text {
-            let at = row as usize + usize::from(self.classes[usize::from(b)]);
-            row = self.next.get(at).copied().unwrap_or(self.start);
+        // Eight bytes at a time with one test: the rows an eight bytes' walk passes through
+        // have a bit at or above `first_match` between them only when one of them is a match
+        // state's, and then the same eight bytes are walked again, one test each.
+        let mut chunks = text.chunks_exact(8);
+        for chunk in &mut chunks {
+            let begin = row;
+            let mut passed = 0;
+            for &b in chunk {
+                row = step(row, b);
+                passed |= row;
+            }
+            if passed >= self.first_match {
+                row = begin;
+                for &b in chunk {
+                    row = step(row, b);
+                    if row >= self.first_match {
+                        reach(row);
+                    }
+                }
+            }
+        }
+        for &b in chunks.remainder() {
+            row = step(row, b);
             if row >= self.first_match {
                 reach(row);
             }
