@@ -111,6 +111,10 @@ struct Parsed {
     shortest: usize,
     longest: Option<usize>,
     mapped: Option<regex_syntax::hir::Hir>,
+    /// The bytes a match needs (see [`needs`]) in the text as written, and in mapped text
+    /// when the pattern reads it.
+    needs_written: Vec<Vec<u8>>,
+    needs_mapped: Vec<Vec<u8>>,
 }
 
 /// A rule's compiled pattern, and whether it reads mapped text or the text as written.
@@ -175,13 +179,35 @@ impl Rule {
                     shortest: 0,
                     longest: None,
                     mapped: None,
+                    needs_written: Vec::new(),
+                    needs_mapped: Vec::new(),
                 };
             };
+            let mapped = self.mapping.then(|| haystack::map_hir(&hir)).flatten();
             Parsed {
                 shortest: hir.properties().minimum_len().unwrap_or(0),
                 longest: hir.properties().maximum_len(),
-                mapped: self.mapping.then(|| haystack::map_hir(&hir)).flatten(),
+                needs_written: needs(&hir),
+                needs_mapped: mapped.as_ref().map(needs).unwrap_or_default(),
+                mapped,
             }
+        })
+    }
+
+    /// Whether `bytes`, as the rule reads them (mapped or as written), hold a byte of each
+    /// set the pattern's matches need: when they do not, they hold no match.
+    fn may_match(&self, bytes: &[u8], mapped: bool) -> bool {
+        let parsed = self.parsed();
+        let needs = if mapped {
+            &parsed.needs_mapped
+        } else {
+            &parsed.needs_written
+        };
+        needs.iter().all(|set| match set[..] {
+            [a] => memchr::memchr(a, bytes).is_some(),
+            [a, b] => memchr::memchr2(a, b, bytes).is_some(),
+            [a, b, c] => memchr::memchr3(a, b, c, bytes).is_some(),
+            _ => true,
         })
     }
 
@@ -275,6 +301,73 @@ impl Rule {
             mapped: false,
         })
     }
+}
+
+/// Sets of one to three bytes every match of `hir` holds a byte of each of (at most eight
+/// sets): a text that holds no byte of one of them holds no match. Held by construction: a
+/// literal's match holds each of its bytes; a class of at most three bytes (or ASCII
+/// characters) matches one of them; a concatenation's match holds each part's match, so all
+/// their sets; a repetition of at least one holds its part's; an alternation's match is one
+/// branch's, so it holds a set of the first branch's when every other branch needs a set
+/// within it. Anything else (an empty match, a look-around, a larger class) needs nothing.
+fn needs(hir: &regex_syntax::hir::Hir) -> Vec<Vec<u8>> {
+    use regex_syntax::hir::{Class, HirKind};
+    let mut sets: Vec<Vec<u8>> = match hir.kind() {
+        HirKind::Literal(lit) => lit.0.iter().map(|&b| vec![b]).collect(),
+        HirKind::Class(Class::Bytes(class)) => {
+            let bytes: Vec<u8> = class
+                .ranges()
+                .iter()
+                .flat_map(|r| r.start()..=r.end())
+                .take(4)
+                .collect();
+            if bytes.len() <= 3 {
+                vec![bytes]
+            } else {
+                Vec::new()
+            }
+        }
+        HirKind::Class(Class::Unicode(class)) => {
+            let chars: Vec<char> = class
+                .ranges()
+                .iter()
+                .flat_map(|r| r.start()..=r.end())
+                .take(4)
+                .collect();
+            if chars.len() <= 3 && chars.iter().all(char::is_ascii) {
+                vec![chars.iter().map(|&c| c as u8).collect()]
+            } else {
+                Vec::new()
+            }
+        }
+        HirKind::Repetition(rep) if rep.min >= 1 => needs(&rep.sub),
+        HirKind::Capture(cap) => needs(&cap.sub),
+        HirKind::Concat(subs) => subs.iter().flat_map(needs).collect(),
+        HirKind::Alternation(subs) => match subs.split_first() {
+            Some((first, rest)) => {
+                let rest: Vec<Vec<Vec<u8>>> = rest.iter().map(needs).collect();
+                needs(first)
+                    .into_iter()
+                    .filter(|set| {
+                        rest.iter()
+                            .all(|branch| branch.iter().any(|s| s.iter().all(|b| set.contains(b))))
+                    })
+                    .collect()
+            }
+            None => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
+    let mut seen = Vec::new();
+    sets.retain(|set| {
+        let fresh = !seen.contains(set);
+        if fresh {
+            seen.push(set.clone());
+        }
+        fresh && !set.is_empty()
+    });
+    sets.truncate(8);
+    sets
 }
 
 /// A pattern compiled to read text as written, as the `regex` crate compiles it.
@@ -540,7 +633,7 @@ impl Engine {
         let bytes = hay.bytes(c.mapped);
         // The capture search is about twice as slow as a match test, and most texts a rule
         // runs over hold nothing it finds.
-        if c.re.is_match(bytes) {
+        if rule.may_match(bytes, c.mapped) && c.re.is_match(bytes) {
             self.captures(i, &c.re, hay, c.mapped, 0..bytes.len(), out);
         }
     }
@@ -552,6 +645,10 @@ impl Engine {
     /// of the whole text.
     fn find_near(&self, i: usize, near: &Near, hay: &Haystack<'_>, out: &mut Vec<Find>) {
         let bytes = hay.bytes(near.mapped);
+        // Every match lies in the text.
+        if !self.rules[i].may_match(bytes, near.mapped) {
+            return;
+        }
         // An anchor match skipped for overlapping the one before starts inside it: the reach
         // counts the anchor's longest match too.
         let mut parts: Vec<(usize, usize)> = Vec::new();
@@ -958,6 +1055,56 @@ mod mapping_tests {
             .collect()
     }
 
+    /// Whether a rule's regex matches in `text` only where the text holds the bytes the
+    /// rule's matches need, read as the rule reads it.
+    fn needs_hold(engine: &Engine, i: usize, text: &str) -> bool {
+        let rule = &engine.rules()[i];
+        let hay = Haystack::new(text);
+        let Some(c) = rule.compiled() else {
+            return true;
+        };
+        let bytes = hay.bytes(c.mapped);
+        !c.re.is_match(bytes) || rule.may_match(bytes, c.mapped)
+    }
+
+    #[test]
+    fn every_rule_matches_its_examples_only_where_they_hold_the_bytes_it_needs() {
+        let (mapped, written) = &*BOTH;
+        let mut needing = 0;
+        for (i, rule) in ENGINE.rules().iter().enumerate() {
+            let spec = &rule.spec;
+            needing += usize::from(!rule.parsed().needs_mapped.is_empty());
+            for (n, ex) in spec
+                .examples
+                .iter()
+                .chain(&spec.negative_examples)
+                .enumerate()
+            {
+                for text in [ex.clone(), unicode(ex, n as u64), format!("→{ex}日本")] {
+                    for engine in [mapped, written] {
+                        assert!(needs_hold(engine, i, &text), "{}: {text:?}", spec.id);
+                    }
+                }
+            }
+        }
+        assert!(needing * 2 > ENGINE.rules().len(), "{needing}");
+    }
+
+    #[test]
+    fn a_match_needs_the_bytes_each_part_and_every_branch_holds() {
+        let of = |pattern: &str| needs(&regex_syntax::parse(pattern).expect("parses"));
+        let set = |s: &str| s.as_bytes().to_vec();
+        let assignment = of("(?:^|[^a-z])key(?:(?::=|=)v|=>w)");
+        assert!(assignment.contains(&set("=")), "{assignment:?}");
+        assert!(!assignment.contains(&set(":")), "{assignment:?}");
+        assert_eq!(of("[ab]c?d+"), [set("ab"), set("d")]);
+        assert_eq!(of("(?i)x"), [set("Xx")]);
+        // `(?i)k` also matches the Kelvin sign, and `\w` far more than three bytes.
+        assert!(of("(?i)k").is_empty());
+        assert!(of(r"\w+|q").is_empty());
+        assert!(of("(?:ab)*").is_empty());
+    }
+
     #[test]
     fn most_rules_read_mapped_text() {
         let mapped = BOTH
@@ -1031,6 +1178,8 @@ mod mapping_tests {
                     "{}",
                     rule.spec.id
                 );
+                proptest::prop_assert!(needs_hold(mapped, i, &text), "{}", rule.spec.id);
+                proptest::prop_assert!(needs_hold(written, i, &text), "{}", rule.spec.id);
             }
         }
     }
