@@ -63,28 +63,37 @@ impl Keywords {
         }
         let stride_log = stand_for.len().next_power_of_two().trailing_zeros();
 
-        // Every state the start state reaches, in the order found.
+        // Every state, in the order a walk of the keywords' trie from the start state finds
+        // them: each depth before the next. A state's next state for a byte is its trie child
+        // for that byte, or else the next state of its failure state (the state of its
+        // longest proper suffix) for that byte, as the automaton's own search follows
+        // failures; that state lies at a smaller depth, so its edges are known by then. The
+        // failure state of a child is the start's for the start's children, and otherwise
+        // its parent's failure state's next state for the child's byte.
         let start = nfa.start_state(Anchored::No).ok()?;
         let mut found = vec![start];
-        // The index in `found` of each state of the automaton, by its id; `usize::MAX`: not
-        // found yet.
-        let mut index = vec![usize::MAX; start.as_usize() + 1];
-        index[start.as_usize()] = 0;
-        let mut edges = Vec::new();
+        // The index in `found` of each state's failure state.
+        let mut fail = vec![0usize];
+        let classes_len = stand_for.len();
+        let mut edges: Vec<usize> = Vec::new();
         let mut at = 0;
         while at < found.len() {
             let sid = found[at];
-            for &b in &stand_for {
-                let to = nfa.next_state(Anchored::No, sid, b);
-                let t = to.as_usize();
-                if t >= index.len() {
-                    index.resize(t + 1, usize::MAX);
-                }
-                if index[t] == usize::MAX {
-                    index[t] = found.len();
+            for (c, &b) in stand_for.iter().enumerate() {
+                // The child alone: a search anchored at this state follows no failure. The
+                // start state leads every byte without a child back to itself.
+                let to = nfa.next_state(Anchored::Yes, sid, b);
+                let via_fail = (at > 0).then(|| edges.get(fail[at] * classes_len + c).copied());
+                let edge = if nfa.is_dead(to) {
+                    via_fail.flatten()?
+                } else if at == 0 && to == sid {
+                    0
+                } else {
+                    fail.push(via_fail.flatten().unwrap_or(0));
                     found.push(to);
-                }
-                edges.push(index[t]);
+                    found.len() - 1
+                };
+                edges.push(edge);
             }
             at += 1;
         }
