@@ -194,10 +194,17 @@ fn holds_whole(class: &[ClassUnicodeRange], member: &[ClassUnicodeRange]) -> Opt
         while class.get(j).is_some_and(|r| r.end() < m.start()) {
             j += 1;
         }
-        match class.get(j) {
-            Some(r) if r.start() <= m.start() && m.end() <= r.end() => inside = true,
-            Some(r) if r.start() <= m.end() => return None,
-            _ => outside = true,
+        let Some(r) = class.get(j) else {
+            // The class ends before this range, so before every later one too: all of them
+            // lie outside it.
+            return if inside { None } else { Some(false) };
+        };
+        if r.start() <= m.start() && m.end() <= r.end() {
+            inside = true;
+        } else if r.start() <= m.end() {
+            return None;
+        } else {
+            outside = true;
         }
         if inside && outside {
             return None;
