@@ -201,6 +201,11 @@ fn holds_whole(class: &[ClassUnicodeRange], member: &[ClassUnicodeRange]) -> Opt
         };
         if r.start() <= m.start() && m.end() <= r.end() {
             inside = true;
+            // The class's range reaches past the category's last range, so it holds every
+            // later one too.
+            if member.last().is_some_and(|last| last.end() <= r.end()) {
+                return if outside { None } else { Some(true) };
+            }
         } else if r.start() <= m.end() {
             return None;
         } else {
