@@ -20,8 +20,26 @@ pub fn give_back_at_once() {
         const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
         // SAFETY: `mi_option_set` takes no pointer; it runs before the command starts a thread.
         unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, 0) }
+        system_blocks_mapped();
     });
 }
+
+/// Has the C library's allocator (what the C code linked in allocates with: zstd's contexts,
+/// the grammars' regular expressions) map every block of 128 KiB or more on its own, given
+/// back when it is freed. By default the size it maps from grows to the largest block freed,
+/// and blocks below it come from the heap of the thread, which keeps them resident: a batch
+/// of 40 sessions on two threads held 8 MiB more once rendered (60 MiB instead of 52).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn system_blocks_mapped() {
+    // SAFETY: `mallopt` takes no pointer; it runs before the command starts a thread. A
+    // failure leaves the allocator as it was.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn system_blocks_mapped() {}
 
 /// Returns freed pages to the system on every thread of the pool and on this one. Inside a
 /// pool task (a batch render) only this thread's pages are collected: the other threads are

@@ -390,6 +390,7 @@ fn render_all(args: &RenderArgs, set: &AdapterSet, sel: &TurnSelection) -> anyho
                     Some("tracebook failed on this session (a bug: please report it)".to_owned()),
                 )
             });
+            render::highlight::forget_seen();
             bar.inc(1);
             let entry = ManifestEntry {
                 harness: f.harness.clone(),
@@ -404,6 +405,8 @@ fn render_all(args: &RenderArgs, set: &AdapterSet, sel: &TurnSelection) -> anyho
         })
         .collect();
     bar.finish_and_clear();
+    // What the sessions let go is given back before the index is put together.
+    crate::memory::release();
     let rendered = done.iter().filter(|(_, e)| e.file.is_some()).count();
     let reused = kept.len();
     kept.extend(done);
@@ -412,12 +415,16 @@ fn render_all(args: &RenderArgs, set: &AdapterSet, sel: &TurnSelection) -> anyho
     // The search and the summary read each notebook's embedded report back: the same for a
     // session rendered now and one kept from an earlier run.
     rows.par_iter_mut().for_each(|r| {
-        r.extra = r.href.as_ref().and_then(|h| {
+        let extra = r.href.as_ref().and_then(|h| {
             let html = std::fs::read_to_string(dir.join(h)).ok()?;
             let back = render::embed::read(&html).ok()?;
             Some(IndexExtra::of(&back.report))
         });
+        if let Some(extra) = extra {
+            r.keep(extra);
+        }
     });
+    crate::memory::release();
     let index = render::index(&rows).context("rendering the index")?;
     let index_path = dir.join("index.html");
     std::fs::write(&index_path, index)
@@ -485,6 +492,7 @@ fn index_rows(sessions: &BTreeMap<String, ManifestEntry>, filter: &Filter) -> Ve
                 error: Some(err.clone()),
                 parent: None,
                 extra: None,
+                search: None,
             }),
             (Some(r), None) if filter.admits(r) && e.file.is_some() => Some(IndexRow {
                 row: r.clone(),
@@ -498,6 +506,7 @@ fn index_rows(sessions: &BTreeMap<String, ManifestEntry>, filter: &Filter) -> Ve
                     })
                 }),
                 extra: None,
+                search: None,
             }),
             _ => None,
         })
