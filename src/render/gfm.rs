@@ -1027,7 +1027,7 @@ fn plain_version(v: &str) -> String {
         .collect()
 }
 
-fn when(ts: &Option<String>) -> String {
+fn when(ts: &Option<Box<str>>) -> String {
     ts.as_deref()
         .map(|t| format!(" {}", code(t)))
         .unwrap_or_default()

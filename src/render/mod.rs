@@ -169,7 +169,7 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
         .turns
         .iter()
         .filter(|t| t.counts.error > 0)
-        .map(|t| (t.id.clone(), t.number, t.counts.error as usize))
+        .map(|t| (t.id.to_string(), t.number, t.counts.error as usize))
         .collect();
     let turns = std::mem::take(&mut report.turns);
     let mut data = EmbeddedReport::start(&report);

@@ -186,7 +186,7 @@ pub(super) fn overview(turns: &[TurnView]) -> Overview {
                 ));
             }
             Some(Mark {
-                id: first.id.clone(),
+                id: first.id.to_string(),
                 title,
                 x,
                 rects,

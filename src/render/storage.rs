@@ -329,7 +329,7 @@ impl StubTurn {
     fn of(turn: &TurnView, html: &str) -> Self {
         let tally = super::overview::Tally::of(turn);
         Self {
-            id: turn.id.clone(),
+            id: turn.id.to_string(),
             number: turn.number,
             prompt: turn
                 .prompt

@@ -153,7 +153,7 @@ pub(super) struct TocEntry {
 impl TocEntry {
     pub(super) fn of(turn: &TurnView) -> Self {
         Self {
-            id: turn.id.clone(),
+            id: turn.id.to_string(),
             number: turn.number,
             status: turn.response_status.as_str(),
             prompt: turn.prompt.as_ref().map(|p| {

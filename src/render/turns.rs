@@ -330,7 +330,7 @@ impl TurnTemplate<'_> {
     /// The text of the assistant message with anchor `id` in the turn.
     fn step_text<'t>(&self, turn: &'t TurnView, id: &str) -> Option<&'t str> {
         turn.steps.iter().find_map(|s| match s {
-            StepView::Assistant(t) if t.id == id => Some(t.text.as_str()),
+            StepView::Assistant(t) if *t.id == *id => Some(t.text.as_str()),
             _ => None,
         })
     }

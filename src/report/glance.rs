@@ -235,7 +235,7 @@ fn ending(turn: &TurnView, last: bool) -> EndingView {
         "the next prompt came before a final response"
     };
     let last_message = turn.steps.iter().rev().find_map(|s| match s {
-        StepView::Assistant(t) => Some(t.id.clone()),
+        StepView::Assistant(t) => Some(t.id.to_string()),
         _ => None,
     });
     EndingView {

@@ -180,16 +180,16 @@ fn turn_view(turn: Turn, prefix: &str) -> TurnView {
     TurnView {
         prompt: turn.prompt.map(|p| {
             Box::new(TextView {
-                id: format!("{id}-p"),
+                id: format!("{id}-p").into_boxed_str(),
                 text: p.value,
-                timestamp: p.timestamp,
+                timestamp: p.timestamp.map(String::into_boxed_str),
             })
         }),
         response: turn.response.map(|r| {
             Box::new(TextView {
-                id: format!("{id}-r"),
+                id: format!("{id}-r").into_boxed_str(),
                 text: r.value,
-                timestamp: r.timestamp,
+                timestamp: r.timestamp.map(String::into_boxed_str),
             })
         }),
         number: turn.number,
@@ -203,10 +203,10 @@ fn turn_view(turn: Turn, prefix: &str) -> TurnView {
             unknown: 0,
         },
         outcome,
-        failure: turn.failure,
+        failure: turn.failure.map(String::into_boxed_str),
         duration_ms: None,
         ending: None,
-        id,
+        id: id.into_boxed_str(),
     }
 }
 
@@ -247,9 +247,9 @@ fn step_view(step: Step, id: &str) -> StepView {
     let id = id.to_owned();
     match step {
         Step::Assistant(t) => StepView::Assistant(TextView {
-            id,
+            id: id.into_boxed_str(),
             text: t.value,
-            timestamp: t.timestamp,
+            timestamp: t.timestamp.map(String::into_boxed_str),
         }),
         Step::Thinking(t) => StepView::Thinking {
             id,
@@ -257,14 +257,14 @@ fn step_view(step: Step, id: &str) -> StepView {
             timestamp: t.timestamp,
         },
         Step::UserMessage(t) => StepView::UserMessage(TextView {
-            id,
+            id: id.into_boxed_str(),
             text: t.value,
-            timestamp: t.timestamp,
+            timestamp: t.timestamp.map(String::into_boxed_str),
         }),
         Step::Notice(t) => StepView::Notice(TextView {
-            id,
+            id: id.into_boxed_str(),
             text: t.value,
-            timestamp: t.timestamp,
+            timestamp: t.timestamp.map(String::into_boxed_str),
         }),
         Step::Interrupt(ts) => StepView::Interrupt { id, timestamp: ts },
         Step::Compaction(t) => StepView::Compaction {

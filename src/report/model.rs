@@ -175,7 +175,7 @@ pub struct Summary {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnView {
     /// Stable anchor, from the turn's position (`t3`).
-    pub id: String,
+    pub id: Box<str>,
     /// 1-based position.
     pub number: usize,
     /// The human prompt; `null` for events before any prompt (boxed, as is the response: a
@@ -194,7 +194,7 @@ pub struct TurnView {
     /// The fixed failure line when the turn's run failed (such a turn is `incomplete`); a
     /// plain string for readers, not for parsing. Absent when the run did not fail.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failure: Option<String>,
+    pub failure: Option<Box<str>>,
     /// Milliseconds from the prompt (or the first event) to the last time the turn holds;
     /// absent when fewer than two times are retained.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -237,15 +237,16 @@ pub struct CountsView {
     pub unknown: u32,
 }
 
-/// A text with its anchor and time.
+/// A text with its anchor and time (the anchor and the time boxed, taking 56 bytes: a
+/// session's prompts and responses are held side by side).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TextView {
     /// Stable anchor.
-    pub id: String,
+    pub id: Box<str>,
     /// The text (Markdown for assistant text).
     pub text: String,
     /// When; `null` when the log has no time.
-    pub timestamp: Option<String>,
+    pub timestamp: Option<Box<str>>,
 }
 
 /// One process event.
