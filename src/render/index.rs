@@ -498,3 +498,69 @@ pub fn index(rows: &[IndexRow]) -> askama::Result<String> {
     }
     .render()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(i: usize) -> IndexRow {
+        IndexRow {
+            row: SessionRow {
+                harness: "claude-code".into(),
+                id: format!("s{i}"),
+                parent: None,
+                project: (i != 0).then(|| format!("p{i}")),
+                started_at: Some("2026-03-02T10:00:00Z".into()),
+                turns: 1,
+                tool_calls: 0,
+                errors: 0,
+                title: None,
+                subagents: Vec::new(),
+            },
+            href: Some(format!("s{i}.html")),
+            error: None,
+            parent: None,
+            extra: None,
+            search: None,
+        }
+    }
+
+    fn extra(i: usize) -> IndexExtra {
+        IndexExtra {
+            unknown: i,
+            tools: BTreeMap::new(),
+            turns: vec![SearchTurn {
+                anchor: "t1".into(),
+                number: 1,
+                snippet: format!("fix the \"{i}\" test"),
+                words: format!("fix the {i} test"),
+            }],
+        }
+    }
+
+    #[test]
+    fn a_session_kept_packed_is_searched_as_one_holding_its_turns() -> anyhow::Result<()> {
+        let holding: Vec<IndexRow> = (0..3)
+            .map(|i| IndexRow {
+                extra: Some(extra(i)),
+                ..row(i)
+            })
+            .collect();
+        let mut kept: Vec<IndexRow> = (0..3).map(row).collect();
+        for (i, r) in kept.iter_mut().enumerate() {
+            match i {
+                1 => r.extra = Some(extra(i)),
+                _ => r.keep(extra(i)),
+            }
+        }
+        let data = search_data(&kept);
+        assert_eq!(data, search_data(&holding));
+        let packed = base64::engine::general_purpose::STANDARD.decode(data)?;
+        let json: serde_json::Value = serde_json::from_slice(&zstd::decode_all(&packed[..])?)?;
+        assert_eq!(json.as_array().map(Vec::len), Some(3));
+        assert_eq!(json[2]["t"][0][2], "fix the \"2\" test");
+        assert_eq!(json[0]["p"], serde_json::Value::Null);
+        assert_eq!(kept[2].extra.as_ref().map(|x| x.unknown), Some(2));
+        Ok(())
+    }
+}

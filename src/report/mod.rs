@@ -357,6 +357,6 @@ mod tests {
             at,
             "the views were written in a new list"
         );
-        assert_eq!(views[2].id, "t3");
+        assert_eq!(&*views[2].id, "t3");
     }
 }

@@ -804,7 +804,7 @@ fn a_long_turn_list_lists_the_rest_when_scrolled_to_its_end() -> anyhow::Result<
         .map(|i| {
             let mut turn = base[i % base.len()].clone();
             turn.number = i + 1;
-            turn.id = format!("t{}", i + 1);
+            turn.id = format!("t{}", i + 1).into();
             turn
         })
         .collect();

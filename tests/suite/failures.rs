@@ -87,7 +87,7 @@ impl Run {
                         }
                     }
                 }
-                out.extend(t.failure.clone());
+                out.extend(t.failure.as_deref().map(str::to_owned));
             }
         }
         let mut out = Vec::new();
@@ -103,7 +103,7 @@ impl Run {
         self.report
             .turns
             .iter()
-            .map(|t| t.failure.clone())
+            .map(|t| t.failure.as_deref().map(str::to_owned))
             .collect()
     }
 

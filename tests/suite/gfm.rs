@@ -177,7 +177,7 @@ fn poison(turn: &mut TurnView, text: &str) {
     if let Some(r) = &mut turn.response {
         r.text = text.to_owned();
     }
-    turn.failure = Some(text.to_owned());
+    turn.failure = Some(text.into());
     for step in &mut turn.steps {
         match step {
             StepView::ToolCall(c) => {
