@@ -597,7 +597,7 @@ thread_local! {
     static SEEN: RefCell<HashMap<(usize, u64), Vec<Seen>>> = RefCell::new(HashMap::new());
 }
 
-/// Lets go of the lines this thread remembers ([`SEEN`]), once its page is done. A batch
+/// Lets go of the lines this thread remembers (`SEEN`), once its page is done. A batch
 /// renders one session after another on each thread, and the lines of those before would
 /// otherwise stay until the memo fills (up to 16 Ki lines a thread, with their grammar
 /// states: 35 MiB of a 40-session batch on two threads).

@@ -34,7 +34,7 @@ pub struct IndexRow {
 
 impl IndexRow {
     /// Keeps what the index needs of the session's report: its calls' counts, and its turns
-    /// as its entry of the search, packed until the index is written ([`SearchEntry`]).
+    /// as its entry of the search, packed until the index is written (`SearchEntry`).
     pub fn keep(&mut self, mut extra: IndexExtra) {
         if let Some(entry) = search_entry(self, &extra) {
             self.search = Some(SearchEntry::pack(entry.to_string()));
