@@ -93,6 +93,15 @@ impl<T> Taking<T> {
         self.rest.by_ref().take(n).collect()
     }
 
+    /// The items in order, `n` at a time, the room of each batch given back as it is taken.
+    pub fn batches(mut self, n: usize) -> impl Iterator<Item = Vec<T>> {
+        std::iter::from_fn(move || {
+            let taken = self.take(n);
+            self.give_back();
+            (!taken.is_empty()).then_some(taken)
+        })
+    }
+
     /// Hands the whole pages the taken items stood in back to the system. The list still owns
     /// them, but never reads them again (what stood there was moved out), and lets them go
     /// with the rest of its room once it is dropped; touched again, they would read as zeros.

@@ -357,179 +357,166 @@ impl<'a> Normalizer<'a> {
         let mut run = 0;
         // The events are taken a few at a time, the room of those taken given back as the
         // slots fill (the whole list beside its slots was two million one-line records' peak).
-        let mut rest = crate::memory::Taking::new(raw);
-        loop {
-            let taken = rest.take(TAKEN_AT_ONCE);
-            if taken.is_empty() {
-                break;
-            }
-            for ev in taken {
-                let ts = ev.timestamp;
-                let kind = match ev.body {
-                    RawBody::Prompt(text) => EventKind::Prompt { text },
-                    RawBody::FallbackPrompt(fallback) => EventKind::Prompt { text: fallback.0 },
-                    RawBody::UserMessage(text) => EventKind::UserMessage { text },
-                    RawBody::Notice(text) => EventKind::Notice { text },
-                    RawBody::TurnStart => {
-                        run += 1;
-                        EventKind::TurnStart
+        for ev in crate::memory::Taking::new(raw)
+            .batches(TAKEN_AT_ONCE)
+            .flatten()
+        {
+            let ts = ev.timestamp;
+            let kind = match ev.body {
+                RawBody::Prompt(text) => EventKind::Prompt { text },
+                RawBody::FallbackPrompt(fallback) => EventKind::Prompt { text: fallback.0 },
+                RawBody::UserMessage(text) => EventKind::UserMessage { text },
+                RawBody::Notice(text) => EventKind::Notice { text },
+                RawBody::TurnStart => {
+                    run += 1;
+                    EventKind::TurnStart
+                }
+                RawBody::TurnEnd => EventKind::TurnEnd,
+                RawBody::RunStart => EventKind::RunStart,
+                RawBody::Assistant(text) => EventKind::Assistant { text },
+                RawBody::Thinking(text) => EventKind::Thinking { text },
+                RawBody::Interrupt => EventKind::Interrupt,
+                RawBody::Compaction(summary) => EventKind::Compaction { summary },
+                RawBody::Failure(failure) => {
+                    EventKind::Failure(Box::new(self.failure(*failure, scope)))
+                }
+                RawBody::ToolCall(mut call) => {
+                    let earlier = ids
+                        .current(&call.call_id)
+                        .and_then(|id| call_at.get(&(run, id.to_owned())))
+                        .and_then(|&at| match slots.get(at) {
+                            Some(Slot::Call(c, _, _)) => Some(c),
+                            _ => None,
+                        });
+                    if let Some(earlier) = earlier {
+                        let answered = results.contains_key(&(run, earlier.call_id.clone()));
+                        if !is_another_call(earlier, &call, answered) {
+                            continue; // the same call written twice is counted once
+                        }
                     }
-                    RawBody::TurnEnd => EventKind::TurnEnd,
-                    RawBody::RunStart => EventKind::RunStart,
-                    RawBody::Assistant(text) => EventKind::Assistant { text },
-                    RawBody::Thinking(text) => EventKind::Thinking { text },
-                    RawBody::Interrupt => EventKind::Interrupt,
-                    RawBody::Compaction(summary) => EventKind::Compaction { summary },
-                    RawBody::Failure(failure) => {
-                        EventKind::Failure(Box::new(self.failure(*failure, scope)))
-                    }
-                    RawBody::ToolCall(mut call) => {
-                        let earlier = ids
-                            .current(&call.call_id)
-                            .and_then(|id| call_at.get(&(run, id.to_owned())))
-                            .and_then(|&at| match slots.get(at) {
-                                Some(Slot::Call(c, _, _)) => Some(c),
-                                _ => None,
-                            });
-                        if let Some(earlier) = earlier {
-                            let answered = results.contains_key(&(run, earlier.call_id.clone()));
-                            if !is_another_call(earlier, &call, answered) {
-                                continue; // the same call written twice is counted once
-                            }
-                        }
-                        let taken = call_at.contains_key(&(run, call.call_id.clone()));
-                        call.call_id = ids.call(&call.call_id, ev.line, taken);
-                        call_at.insert((run, call.call_id.clone()), slots.len());
-                        slots.push(Slot::Call(call, ts, run));
-                        continue;
-                    }
-                    RawBody::ToolResult(mut result) => {
-                        let id = match result.of_agent.as_ref() {
-                            // A late outcome that names the subagent: the call that started it,
-                            // or nothing to settle when the log holds no such call.
-                            Some(agent) if result.call_id.is_empty() => match started_by.get(agent)
-                            {
-                                Some(id) => id.clone(),
-                                None => continue,
-                            },
-                            _ => match ids.result(&result.call_id, ev.line) {
-                                Some(id) => id,
-                                None => continue,
-                            },
-                        };
-                        if let Some(agent) = &result.agent_id {
-                            started_by
-                                .entry(agent.clone())
-                                .or_insert_with(|| id.clone());
-                        }
-                        result.call_id = id.clone();
-                        let of_run = (0..=run)
-                            .rev()
-                            .find(|r| {
-                                let key = (*r, id.clone());
-                                call_at.contains_key(&key) || results.contains_key(&key)
-                            })
-                            .unwrap_or(run);
-                        let key = (of_run, id);
-                        if let Some((earlier, _)) = results.get_mut(&key) {
-                            merge_result(earlier, *result);
-                            continue;
-                        }
-                        if !call_at.contains_key(&key) {
-                            orphan_lines.push(ev.line);
-                            slots.push(Slot::Orphan(key.1.clone(), run));
-                        }
-                        results.insert(key, (result, ts));
-                        continue;
-                    }
-                };
-                // One interrupt, one compaction or one failure written on two records back to
-                // back (the harness's marker and its summary; the user's stop and the run's end;
-                // the model request's error and the run's result) is one. A failure keeps the
-                // names its first record gives, and takes the numbers it lacks from the second.
-                if let Some(Slot::Done(last)) = slots.last_mut() {
-                    match (&mut last.kind, kind) {
-                        (EventKind::Interrupt, EventKind::Interrupt) => continue,
-                        (EventKind::Failure(kept), EventKind::Failure(f))
-                            if kept.scope == f.scope && kept.call_id == f.call_id =>
-                        {
-                            if kept.category == UNKNOWN {
-                                kept.stage = f.stage;
-                                kept.category = f.category;
-                            }
-                            kept.http_status = kept.http_status.or(f.http_status);
-                            kept.exit_code = kept.exit_code.or(f.exit_code);
-                            kept.signal = kept.signal.or(f.signal);
-                            continue;
-                        }
-                        (
-                            EventKind::Compaction { summary: kept },
-                            EventKind::Compaction { summary },
-                        ) => {
-                            if kept.is_none() {
-                                *kept = summary;
-                            }
-                            continue;
-                        }
-                        (_, kind) => slots.push(Slot::Done(Event {
-                            timestamp: ts,
-                            kind,
-                        })),
-                    }
+                    let taken = call_at.contains_key(&(run, call.call_id.clone()));
+                    call.call_id = ids.call(&call.call_id, ev.line, taken);
+                    call_at.insert((run, call.call_id.clone()), slots.len());
+                    slots.push(Slot::Call(call, ts, run));
                     continue;
                 }
-                slots.push(Slot::Done(Event {
-                    timestamp: ts,
-                    kind,
-                }));
+                RawBody::ToolResult(mut result) => {
+                    let id = match result.of_agent.as_ref() {
+                        // A late outcome that names the subagent: the call that started it,
+                        // or nothing to settle when the log holds no such call.
+                        Some(agent) if result.call_id.is_empty() => match started_by.get(agent) {
+                            Some(id) => id.clone(),
+                            None => continue,
+                        },
+                        _ => match ids.result(&result.call_id, ev.line) {
+                            Some(id) => id,
+                            None => continue,
+                        },
+                    };
+                    if let Some(agent) = &result.agent_id {
+                        started_by
+                            .entry(agent.clone())
+                            .or_insert_with(|| id.clone());
+                    }
+                    result.call_id = id.clone();
+                    let of_run = (0..=run)
+                        .rev()
+                        .find(|r| {
+                            let key = (*r, id.clone());
+                            call_at.contains_key(&key) || results.contains_key(&key)
+                        })
+                        .unwrap_or(run);
+                    let key = (of_run, id);
+                    if let Some((earlier, _)) = results.get_mut(&key) {
+                        merge_result(earlier, *result);
+                        continue;
+                    }
+                    if !call_at.contains_key(&key) {
+                        orphan_lines.push(ev.line);
+                        slots.push(Slot::Orphan(key.1.clone(), run));
+                    }
+                    results.insert(key, (result, ts));
+                    continue;
+                }
+            };
+            // One interrupt, one compaction or one failure written on two records back to
+            // back (the harness's marker and its summary; the user's stop and the run's end;
+            // the model request's error and the run's result) is one. A failure keeps the
+            // names its first record gives, and takes the numbers it lacks from the second.
+            if let Some(Slot::Done(last)) = slots.last_mut() {
+                match (&mut last.kind, kind) {
+                    (EventKind::Interrupt, EventKind::Interrupt) => continue,
+                    (EventKind::Failure(kept), EventKind::Failure(f))
+                        if kept.scope == f.scope && kept.call_id == f.call_id =>
+                    {
+                        if kept.category == UNKNOWN {
+                            kept.stage = f.stage;
+                            kept.category = f.category;
+                        }
+                        kept.http_status = kept.http_status.or(f.http_status);
+                        kept.exit_code = kept.exit_code.or(f.exit_code);
+                        kept.signal = kept.signal.or(f.signal);
+                        continue;
+                    }
+                    (
+                        EventKind::Compaction { summary: kept },
+                        EventKind::Compaction { summary },
+                    ) => {
+                        if kept.is_none() {
+                            *kept = summary;
+                        }
+                        continue;
+                    }
+                    (_, kind) => slots.push(Slot::Done(Event {
+                        timestamp: ts,
+                        kind,
+                    })),
+                }
+                continue;
             }
-            rest.give_back();
+            slots.push(Slot::Done(Event {
+                timestamp: ts,
+                kind,
+            }));
         }
-        drop(rest);
         ids.warn(source, warnings);
         // Pass 2: a result that came before its call belongs to the call, not to an orphan.
         // The slots are taken as the events are, their room given back the same way.
         let mut out = Vec::with_capacity(slots.len());
-        let mut rest = crate::memory::Taking::new(slots);
-        loop {
-            let taken = rest.take(TAKEN_AT_ONCE);
-            if taken.is_empty() {
-                break;
-            }
-            for slot in taken {
-                match slot {
-                    Slot::Done(e) => out.push(e),
-                    Slot::Call(call, ts, run) => {
-                        let result = results.remove(&(run, call.call_id.clone()));
-                        out.push(self.tool_call(*call, ts, result.map(|(r, ts)| (*r, ts))));
+        for slot in crate::memory::Taking::new(slots)
+            .batches(TAKEN_AT_ONCE)
+            .flatten()
+        {
+            match slot {
+                Slot::Done(e) => out.push(e),
+                Slot::Call(call, ts, run) => {
+                    let result = results.remove(&(run, call.call_id.clone()));
+                    out.push(self.tool_call(*call, ts, result.map(|(r, ts)| (*r, ts))));
+                }
+                Slot::Orphan(id, run) => {
+                    let key = (run, id);
+                    if call_at.contains_key(&key) {
+                        continue;
                     }
-                    Slot::Orphan(id, run) => {
-                        let key = (run, id);
-                        if call_at.contains_key(&key) {
-                            continue;
-                        }
-                        let Some((result, ts)) = results.remove(&key) else {
-                            continue;
-                        };
-                        // The result may say what the call was (an end event that names its tool).
-                        let call = RawCall {
-                            call_id: result.call_id.clone(),
-                            name: result.name.clone().unwrap_or_default(),
-                            kind: result.kind.clone(),
-                            input: Json::Null,
-                            command: result.command.clone(),
-                            paths: Vec::new(),
-                            label: None,
-                            todos: Vec::new(),
-                            gutter: None,
-                        };
-                        out.push(self.tool_call(call, ts.clone(), Some((*result, ts))));
-                    }
+                    let Some((result, ts)) = results.remove(&key) else {
+                        continue;
+                    };
+                    // The result may say what the call was (an end event that names its tool).
+                    let call = RawCall {
+                        call_id: result.call_id.clone(),
+                        name: result.name.clone().unwrap_or_default(),
+                        kind: result.kind.clone(),
+                        input: Json::Null,
+                        command: result.command.clone(),
+                        paths: Vec::new(),
+                        label: None,
+                        todos: Vec::new(),
+                        gutter: None,
+                    };
+                    out.push(self.tool_call(call, ts.clone(), Some((*result, ts))));
                 }
             }
-            rest.give_back();
         }
-        drop(rest);
         if let Some(first) = orphan_lines.first() {
             warnings.push(Warning::at_line(
                 source,

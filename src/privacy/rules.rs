@@ -314,32 +314,20 @@ fn needs(hir: &regex_syntax::hir::Hir) -> Vec<Vec<u8>> {
     use regex_syntax::hir::{Class, HirKind};
     let mut sets: Vec<Vec<u8>> = match hir.kind() {
         HirKind::Literal(lit) => lit.0.iter().map(|&b| vec![b]).collect(),
-        HirKind::Class(Class::Bytes(class)) => {
-            let bytes: Vec<u8> = class
+        HirKind::Class(Class::Bytes(class)) => small_set(
+            class
                 .ranges()
                 .iter()
                 .flat_map(|r| r.start()..=r.end())
-                .take(4)
-                .collect();
-            if bytes.len() <= 3 {
-                vec![bytes]
-            } else {
-                Vec::new()
-            }
-        }
-        HirKind::Class(Class::Unicode(class)) => {
-            let chars: Vec<char> = class
+                .map(Some),
+        ),
+        HirKind::Class(Class::Unicode(class)) => small_set(
+            class
                 .ranges()
                 .iter()
                 .flat_map(|r| r.start()..=r.end())
-                .take(4)
-                .collect();
-            if chars.len() <= 3 && chars.iter().all(char::is_ascii) {
-                vec![chars.iter().map(|&c| c as u8).collect()]
-            } else {
-                Vec::new()
-            }
-        }
+                .map(|c| u8::try_from(c).ok().filter(u8::is_ascii)),
+        ),
         HirKind::Repetition(rep) if rep.min >= 1 => needs(&rep.sub),
         HirKind::Capture(cap) => needs(&cap.sub),
         HirKind::Concat(subs) => subs.iter().flat_map(needs).collect(),
@@ -368,6 +356,15 @@ fn needs(hir: &regex_syntax::hir::Hir) -> Vec<Vec<u8>> {
     });
     sets.truncate(8);
     sets
+}
+
+/// The set a class's match needs a byte of: its bytes, when it holds at most three and each is
+/// one (`None`: a character that is not an ASCII byte); else none.
+fn small_set(bytes: impl Iterator<Item = Option<u8>>) -> Vec<Vec<u8>> {
+    match bytes.take(4).collect::<Option<Vec<u8>>>() {
+        Some(set) if set.len() <= 3 => vec![set],
+        _ => Vec::new(),
+    }
 }
 
 /// A pattern compiled to read text as written, as the `regex` crate compiles it.
