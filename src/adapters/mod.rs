@@ -22,6 +22,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use rayon::prelude::*;
 
 pub use spec::{AdapterError, AdapterSpec};
 
@@ -85,12 +86,25 @@ impl AdapterSet {
                 files.insert(name, (text, origin));
             }
         }
+        // Each file is parsed and checked on its own (on every core: a few milliseconds of
+        // each start); the first failure in order is the one reported.
+        let parsed: Vec<(String, Origin, Result<AdapterSpec, AdapterError>)> = order
+            .into_iter()
+            .filter_map(|file| {
+                files
+                    .remove(&file)
+                    .map(|(text, origin)| (file, text, origin))
+            })
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|(file, text, origin)| {
+                let spec = AdapterSpec::parse(&file, &text);
+                (file, origin, spec)
+            })
+            .collect();
         let mut adapters = Vec::new();
-        for file in order {
-            let Some((text, origin)) = files.remove(&file) else {
-                continue;
-            };
-            let spec = AdapterSpec::parse(&file, &text)?;
+        for (file, origin, spec) in parsed {
+            let spec = spec?;
             if let Some(other) = adapters
                 .iter()
                 .find(|a: &&Adapter| a.spec.name == spec.name)

@@ -301,6 +301,7 @@ fn try_render(
 /// `render --all -o DIR`: every listed session.
 pub fn run(args: &RenderArgs) -> anyhow::Result<Exit> {
     super::render::refuse_open_of_stdout(args)?;
+    rayon::spawn(crate::privacy::secrets::prewarm);
     let set = AdapterSet::load(args.adapters.as_deref())?;
     render_all(args, &set, &args.select.selection())
 }

@@ -17,6 +17,8 @@ use crate::{memory, privacy, report};
 /// Renders one session (`--all` is [`super::batch::run`]).
 pub fn run(args: &RenderArgs) -> anyhow::Result<Exit> {
     refuse_open_of_stdout(args)?;
+    // The secret rules most sessions need compile on the pool while the adapters are read.
+    rayon::spawn(privacy::secrets::prewarm);
     let set = AdapterSet::load(args.adapters.as_deref())?;
     let selection = args.select.selection();
     let console = Console::new(args.quiet, args.strict);
