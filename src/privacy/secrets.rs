@@ -73,9 +73,13 @@ fn replace(text: &str, finds: &[Find]) -> String {
 /// Compiles, on the pool, the rules nearly every session's tool outputs select (by the words
 /// `key`, `token`, `secret`, `password`, `auth`), so that they are ready when the first texts
 /// are redacted instead of compiling one after another then. The pipeline starts it while the
-/// input is read.
+/// input is read, and a command that reads sessions starts it before it reads the adapters;
+/// only the first call does the work (a later one returns at once rather than wait on it).
 pub fn prewarm() {
-    ENGINE.prewarm("key token secret password auth");
+    static STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !STARTED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        ENGINE.prewarm("key token secret password auth");
+    }
 }
 
 /// Whether a JSON object key names a secret (`password`, `apiKey`, `client_secret`, …), by
