@@ -37,9 +37,24 @@ impl Exit {
     }
 }
 
+/// Whether the command renders one file smaller than [`crate::memory::SMALL_INPUT`]. A
+/// folder, standard input, a session looked up by id and a batch count as large: their size
+/// is not known before they are read.
+fn small_input(cli: &Cli) -> bool {
+    let Command::Render(args) = &cli.command else {
+        return false;
+    };
+    let Some(input) = args.input.as_deref().filter(|_| !args.pick.all) else {
+        return false;
+    };
+    input.as_os_str() != "-"
+        && std::fs::metadata(input)
+            .is_ok_and(|m| m.is_file() && m.len() < crate::memory::SMALL_INPUT)
+}
+
 /// Runs one command.
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
-    crate::memory::give_back_at_once();
+    crate::memory::give_back_at_once(small_input(&cli));
     match cli.command {
         Command::Render(args) if args.pick.all => batch::run(&args),
         Command::Render(args) => render::run(&args),
