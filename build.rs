@@ -1,5 +1,6 @@
-//! Converts the secret rule files (`rules/*.yaml`) to JSON at build time: the rules are fixed
-//! in the binary, and reading them as JSON at each start costs a tenth of reading the YAML.
+//! Converts the secret rule files (`rules/*.yaml`) and the built-in adapters
+//! (`adapters/*.yaml`) to JSON at build time: both are fixed in the binary, and reading them as
+//! JSON at each start costs a tenth of reading the YAML.
 
 use std::path::Path;
 
@@ -8,15 +9,18 @@ fn main() {
     let Some(out) = out else {
         panic!("cargo sets OUT_DIR for build scripts");
     };
-    for name in ["secrets", "upstream"] {
-        let source = format!("rules/{name}.yaml");
+    let rules = ["secrets", "upstream"].map(|n| (format!("rules/{n}.yaml"), format!("{n}.json")));
+    // The names `src/adapters/builtin.rs` lists.
+    let adapters = ["claude-code", "codex", "gemini-cli", "opencode"]
+        .map(|n| (format!("adapters/{n}.yaml"), format!("adapter-{n}.json")));
+    for (source, target) in rules.iter().chain(&adapters) {
         println!("cargo::rerun-if-changed={source}");
         let text =
-            std::fs::read_to_string(&source).unwrap_or_else(|e| panic!("reading {source}: {e}"));
+            std::fs::read_to_string(source).unwrap_or_else(|e| panic!("reading {source}: {e}"));
         let value: serde_yaml_ng::Value =
             serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{source}: {e}"));
         let json = serde_json::to_string(&value).unwrap_or_else(|e| panic!("{source}: {e}"));
-        let target = Path::new(&out).join(format!("{name}.json"));
+        let target = Path::new(&out).join(target);
         std::fs::write(&target, json)
             .unwrap_or_else(|e| panic!("writing {}: {e}", target.display()));
     }

@@ -17,6 +17,27 @@ pub(crate) const BUILTIN: &[(&str, &str)] = &[
     ),
 ];
 
+/// (file name, JSON text) of every built-in adapter, as `build.rs` converts [`BUILTIN`]'s
+/// files, in the same order: what a run reads (a test checks that each reads as its YAML does).
+pub(crate) const BUILTIN_JSON: &[(&str, &str)] = &[
+    (
+        "claude-code.yaml",
+        include_str!(concat!(env!("OUT_DIR"), "/adapter-claude-code.json")),
+    ),
+    (
+        "codex.yaml",
+        include_str!(concat!(env!("OUT_DIR"), "/adapter-codex.json")),
+    ),
+    (
+        "gemini-cli.yaml",
+        include_str!(concat!(env!("OUT_DIR"), "/adapter-gemini-cli.json")),
+    ),
+    (
+        "opencode.yaml",
+        include_str!(concat!(env!("OUT_DIR"), "/adapter-opencode.json")),
+    ),
+];
+
 /// (file name, text) of each built-in harness's demo session, in that harness's own format
 /// (`examples/tool-outcomes/<adapter>.<ext>`): one per adapter above, in the same order, each
 /// holding a call that failed, one that worked and one whose result was never written.

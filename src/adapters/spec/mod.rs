@@ -7,6 +7,7 @@
 //! crate). The language is documented for users in `adapters/README.md`.
 
 mod de;
+mod json;
 mod regexes;
 mod validate;
 mod yaml;
@@ -622,12 +623,26 @@ pub struct Table {
 impl AdapterSpec {
     /// Parses and validates one adapter file. `file` names it in every error.
     pub fn parse(file: &str, text: &str) -> Result<Self, AdapterError> {
-        let (mut raw, raw_tables) = yaml::read(file, text)?;
+        Self::read(file, yaml::read(file, text)?, true)
+    }
+
+    /// [`AdapterSpec::parse`] for a built-in file in the JSON form `build.rs` writes of it,
+    /// whose regexes its tests check: every other check is made.
+    pub fn parse_builtin(file: &str, json: &str) -> Result<Self, AdapterError> {
+        Self::read(file, json::read(file, json)?, false)
+    }
+
+    fn read(
+        file: &str,
+        (mut raw, raw_tables): (de::RawAdapter, BTreeMap<String, de::RawTable>),
+        check_patterns: bool,
+    ) -> Result<Self, AdapterError> {
         let failures = std::mem::take(&mut raw.failures);
         validate::Validator {
             file,
             tables: &raw_tables,
             failures: &failures,
+            check_patterns,
         }
         .adapter(raw, &raw_tables)
     }

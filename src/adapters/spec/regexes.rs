@@ -4,7 +4,9 @@
 //! of that adapter's patterns, while building a regex's search engines costs several times
 //! more than checking it. So a pattern is checked when its adapter is read, as the `regex` crate
 //! checks it (its syntax, and the size of its automata in both directions, under the crate's
-//! default limit), and compiled the first time a value is tested against it.
+//! default limit), and compiled the first time a value is tested against it. The built-in
+//! adapters' patterns were checked when the binary was tested (the automata are most of an
+//! adapter's reading time): theirs are taken as written ([`Pattern::checked_before`]).
 
 use regex::Regex;
 use regex_automata::nfa::thompson;
@@ -46,6 +48,16 @@ impl Pattern {
             source: source.to_owned(),
             regex: OnceLock::new(),
         })))
+    }
+
+    /// A pattern already known to pass [`Pattern::new`]'s checks: a built-in adapter's, which
+    /// a test reads with every check. Were it to fail to compile after all, it would match
+    /// nothing, as a pattern that fails [`Deref`] does.
+    pub fn checked_before(source: &str) -> Self {
+        Self(Arc::new(Inner {
+            source: source.to_owned(),
+            regex: OnceLock::new(),
+        }))
     }
 
     /// The pattern as the adapter file writes it.

@@ -41,9 +41,20 @@ pub(super) struct Validator<'a> {
     pub(super) file: &'a str,
     pub(super) tables: &'a BTreeMap<String, RawTable>,
     pub(super) failures: &'a FailureVocabulary,
+    /// Whether each regex is checked as the `regex` crate would check it (a built-in file's
+    /// were checked by its tests).
+    pub(super) check_patterns: bool,
 }
 
 impl Validator<'_> {
+    /// The regex `source` of `field`, checked unless the file's patterns were checked before.
+    fn pattern(&self, field: &str, source: &str) -> Result<Pattern, AdapterError> {
+        if !self.check_patterns {
+            return Ok(Pattern::checked_before(source));
+        }
+        Pattern::new(source).map_err(|e| self.invalid(field, format!("bad regex `{source}`: {e}")))
+    }
+
     fn invalid(&self, field: &str, message: impl Into<String>) -> AdapterError {
         AdapterError::Invalid {
             file: self.file.to_owned(),
@@ -731,12 +742,7 @@ impl Validator<'_> {
         if pick.as_ref().is_some_and(|p| p.from_record) {
             return Err(self.invalid(field, "`pick` reads inside the value: write `/field`"));
         }
-        let compile = |r: Option<String>| {
-            r.map(|r| {
-                Pattern::new(&r).map_err(|e| self.invalid(field, format!("bad regex `{r}`: {e}")))
-            })
-            .transpose()
-        };
+        let compile = |r: Option<String>| r.map(|r| self.pattern(field, &r)).transpose();
         let regex = compile(full.regex)?;
         let strip = compile(full.strip)?.map(Box::new);
         if target == Target::Integer && full.map.is_some() {
@@ -886,9 +892,7 @@ impl Validator<'_> {
         } else if let Some(p) = raw.present {
             Condition::Present(need_at()?, p)
         } else if let Some(r) = raw.matches {
-            let re = Pattern::new(&r)
-                .map_err(|e| self.invalid(field, format!("bad regex `{r}`: {e}")))?;
-            Condition::Matches(need_at()?, re)
+            Condition::Matches(need_at()?, self.pattern(field, &r)?)
         } else if let Some(t) = raw.is {
             Condition::Is(need_at()?, t)
         } else if let Some(cs) = raw.any {

@@ -1,0 +1,43 @@
+//! Reads a built-in adapter in the JSON form `build.rs` writes of its YAML file: the same raw
+//! layer and tables as [`super::yaml::read`] gives, without a YAML parser at each start.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::de::{RawAdapter, RawTable};
+use super::{AdapterError, is_table_name};
+
+/// Reads one adapter document written as JSON, as [`super::yaml::read`] reads its YAML.
+pub(super) fn read(
+    file: &str,
+    text: &str,
+) -> Result<(RawAdapter, BTreeMap<String, RawTable>), AdapterError> {
+    let syntax = |e: serde_json::Error| AdapterError::Syntax {
+        file: file.to_owned(),
+        message: e.to_string(),
+    };
+    let Value::Object(map) = serde_json::from_str(text).map_err(syntax)? else {
+        return Err(AdapterError::Syntax {
+            file: file.to_owned(),
+            message: "the document must be a mapping".to_owned(),
+        });
+    };
+    let mut fixed = serde_json::Map::new();
+    let mut raw_tables = BTreeMap::new();
+    for (name, value) in map {
+        if is_table_name(&name) {
+            let table: RawTable =
+                serde_json::from_value(value).map_err(|e| AdapterError::Invalid {
+                    file: file.to_owned(),
+                    field: name.clone(),
+                    message: format!("not a table: {e}"),
+                })?;
+            raw_tables.insert(name, table);
+        } else {
+            fixed.insert(name, value);
+        }
+    }
+    let raw: RawAdapter = serde_json::from_value(Value::Object(fixed)).map_err(syntax)?;
+    Ok((raw, raw_tables))
+}
