@@ -24,7 +24,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{LazyLock, OnceLock};
 
 use super::Redactor;
-use crate::events::{EventKind, Session};
+use crate::events::{Event, EventKind, Session};
+use rayon::prelude::*;
 
 /// What a user name is replaced by.
 pub const USER: &str = "<user>";
@@ -236,7 +237,7 @@ impl Identity {
         }
         for c in configs {
             if let Some(text) = read(&c) {
-                id.learn_gitconfig(&text);
+                id.read_gitconfig(&text);
             }
         }
         if let Some(passwd) = read(Path::new("/etc/passwd")) {
@@ -264,9 +265,9 @@ impl Identity {
         id
     }
 
-    /// Adds what a session's log states about its author, subagents included. One pass over
-    /// the text: a string is searched by the learning patterns only when a literal that every
-    /// one of them needs occurs in it.
+    /// Adds what a session's log states about its author, subagents included. A string is
+    /// searched by the learning patterns only when a literal that every one of them needs
+    /// occurs in it.
     pub fn learn_session(&mut self, session: &Session) {
         let f = &session.facts;
         for c in f.cwd.iter().chain(&f.cwds) {
@@ -292,41 +293,23 @@ impl Identity {
         {
             self.learn_text(s);
         }
-        for e in &session.events {
-            if let Some(t) = &e.timestamp {
-                self.learn_text(t);
-            }
-            match &e.kind {
-                EventKind::Prompt { text } | EventKind::Assistant { text } => self.learn_text(text),
-                EventKind::Thinking { text: Some(t) }
-                | EventKind::Compaction { summary: Some(t) } => self.learn_text(t),
-                EventKind::Failure(failure) => {
-                    if let Some(id) = &failure.call_id {
-                        self.learn_text(id);
-                    }
+        // The events on every core, each run of them into its own list of facts; the lists
+        // are then taken in the events' order, so the identity ends as one pass in order
+        // leaves it (each list keeps what it saw first, up to its cap).
+        let found: Vec<Facts> = session
+            .events
+            .par_chunks(EVENTS_PER_TASK)
+            .map(|events| {
+                let mut facts = Facts::default();
+                for e in events {
+                    facts.read_event(e);
                 }
-                EventKind::ToolCall(call) => {
-                    for s in [&call.call_id, &call.name]
-                        .into_iter()
-                        .chain(&call.agent_id)
-                        .chain(&call.command)
-                        .chain(&call.paths)
-                        .chain(&call.label)
-                        .chain(call.todos.iter().map(|t| &t.text))
-                    {
-                        self.learn_text(s);
-                    }
-                    json_strings(&call.input, &mut |s| self.learn_text(s));
-                    if let Some(r) = &call.result {
-                        for s in [&r.output].into_iter().chain(&r.patch).chain(&r.timestamp) {
-                            self.learn_text(s);
-                        }
-                        if let Some(c) = &call.command {
-                            self.learn_command(c, &r.output);
-                        }
-                    }
-                }
-                _ => {}
+                facts
+            })
+            .collect();
+        for facts in found {
+            for (fact, value) in facts.0 {
+                self.fact(fact, &value);
             }
         }
         for sub in &session.subagents {
@@ -338,175 +321,7 @@ impl Identity {
     /// Adds what one text states: `git config` output, commit author lines, `gh auth
     /// status`, shell prompts, `uname -a`, ssh key comments, `/etc/passwd` and `id` lines.
     pub fn learn_text(&mut self, text: &str) {
-        let found = triggers(text);
-        if !found.contains(&true) {
-            return;
-        }
-        // A terminal's colours would hide a prompt from the patterns.
-        let cleaned;
-        let text = if text.contains('\x1b') {
-            cleaned = super::clean::Clean { keep_images: true }
-                .redact(text)
-                .into_owned();
-            cleaned.as_str()
-        } else {
-            text
-        };
-        // Text a tool printed as JSON holds its lines as `\n` escapes.
-        let unescaped;
-        let text = if text.contains("\\n") {
-            unescaped = text
-                .replace("\\n", "\n")
-                .replace("\\t", "\t")
-                .replace("\\\"", "\"")
-                .replace("\\\\", "\\");
-            unescaped.as_str()
-        } else {
-            text
-        };
-        let has = |t: Trigger| found[t as usize];
-        if has(Trigger::GitUser) {
-            for c in GIT_CONFIG_LIST.captures_iter(text) {
-                match &c["key"].to_ascii_lowercase()[..] {
-                    "name" => self.add_name(c["value"].trim()),
-                    _ => self.add_email(c["value"].trim()),
-                }
-            }
-        }
-        if has(Trigger::GitSection) {
-            self.learn_gitconfig(text);
-        }
-        if has(Trigger::Trailer) {
-            for c in TRAILER.captures_iter(text) {
-                if !is_service_signer(&c["name"], &c["mail"]) {
-                    self.add_name(c["name"].trim());
-                    self.add_email(c["mail"].trim());
-                }
-            }
-        }
-        if has(Trigger::Gh) {
-            for c in GH_ACCOUNT.captures_iter(text) {
-                self.add_user(&c["user"]);
-            }
-        }
-        if has(Trigger::At) {
-            // The prompt regex (and its compiling) only where a line can hold a prompt.
-            let prompts = may_hold_prompt(text).then(|| PROMPT.captures_iter(text));
-            for c in prompts
-                .into_iter()
-                .flatten()
-                .chain(SSH_KEY.captures_iter(text))
-            {
-                let (user, host) = (&c["user"], &c["host"]);
-                // `alice@example.com # …` is an address, not a prompt; an ssh key's comment
-                // can be an address too.
-                if local_host(host) {
-                    self.add_user(user);
-                    self.add_host(host);
-                } else {
-                    self.add_email(&format!("{user}@{host}"));
-                }
-            }
-        }
-        if has(Trigger::Kernel) {
-            for c in UNAME.captures_iter(text) {
-                self.add_host(&c["host"]);
-            }
-        }
-        if has(Trigger::Colon) && may_hold_passwd_line(text) {
-            for c in PASSWD.captures_iter(text) {
-                if human_uid(&c["uid"]) {
-                    self.add_user(&c["user"]);
-                    self.add_name(gecos_name(&c["gecos"]));
-                    self.add_home(&c["home"]);
-                }
-            }
-        }
-        if has(Trigger::Uid) {
-            for c in ID_USER.captures_iter(text) {
-                if human_uid(&c["uid"]) {
-                    self.add_user(&c["user"]);
-                }
-            }
-        }
-        if has(Trigger::Hostname) {
-            for c in STATIC_HOSTNAME.captures_iter(text) {
-                self.add_host(&c["host"]);
-            }
-        }
-        if has(Trigger::Whoami) {
-            for c in WHOAMI_TEXT.captures_iter(text) {
-                self.add_host(&c["host"]);
-                self.add_user(&c["user"]);
-            }
-        }
-    }
-
-    /// Adds what a command that asks for identity printed: `hostname`, `whoami`, `id -un`,
-    /// `git config user.name`, `echo $HOME`, … (several joined by `&&` or `;` print one line
-    /// each).
-    fn learn_command(&mut self, command: &str, output: &str) {
-        let asks: Vec<Ask> = command
-            .split("&&")
-            .flat_map(|c| c.split(';'))
-            .map(str::trim)
-            .filter(|c| !c.is_empty())
-            .map(ask_of)
-            .collect();
-        if asks.is_empty() || asks.contains(&Ask::Other) {
-            return;
-        }
-        let lines: Vec<&str> = output
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect();
-        for (ask, line) in asks.iter().zip(lines) {
-            match ask {
-                Ask::Host => self.add_host(line),
-                Ask::User => self.add_user(line),
-                Ask::Whoami => match line.split_once('\\') {
-                    Some((host, user)) => {
-                        self.add_host(host);
-                        self.add_user(user);
-                    }
-                    None => self.add_user(line),
-                },
-                Ask::Name => self.add_name(line),
-                Ask::Email => self.add_email(line),
-                Ask::Home => self.add_home(line),
-                Ask::Shortlog => {}
-                Ask::Other => {}
-            }
-        }
-        if asks.contains(&Ask::Shortlog) {
-            for c in SHORTLOG.captures_iter(output) {
-                self.add_name(c["name"].trim());
-            }
-        }
-    }
-
-    /// `[user]` name and email of a git config file's text.
-    fn learn_gitconfig(&mut self, text: &str) {
-        let mut in_user = false;
-        for line in text.lines() {
-            let l = line.trim();
-            if l.starts_with('[') {
-                in_user = l.eq_ignore_ascii_case("[user]");
-                continue;
-            }
-            if !in_user {
-                continue;
-            }
-            if let Some((k, v)) = l.split_once('=') {
-                let v = v.trim().trim_matches('"');
-                match k.trim().to_ascii_lowercase().as_str() {
-                    "name" => self.add_name(v),
-                    "email" => self.add_email(v),
-                    _ => {}
-                }
-            }
-        }
+        self.read_text(text);
     }
 
     fn add_home(&mut self, home: &str) {
@@ -585,6 +400,263 @@ impl Identity {
             return;
         }
         push_new(&mut self.emails, email);
+    }
+}
+
+/// A kind of fact about the author that learning finds.
+#[derive(Debug, Clone, Copy)]
+enum Fact {
+    Home,
+    User,
+    Host,
+    Name,
+    Email,
+}
+
+/// Events one task of [`Identity::learn_session`] reads.
+const EVENTS_PER_TASK: usize = 256;
+
+/// The facts some events state, in the order they state them, for an identity to take.
+#[derive(Default)]
+struct Facts(Vec<(Fact, String)>);
+
+impl Learn for Facts {
+    fn fact(&mut self, fact: Fact, value: &str) {
+        self.0.push((fact, value.to_owned()));
+    }
+}
+
+impl Learn for Identity {
+    fn fact(&mut self, fact: Fact, value: &str) {
+        match fact {
+            Fact::Home => self.add_home(value),
+            Fact::User => self.add_user(value),
+            Fact::Host => self.add_host(value),
+            Fact::Name => self.add_name(value),
+            Fact::Email => self.add_email(value),
+        }
+    }
+}
+
+/// How texts, commands and events are read for facts about the author: into an identity
+/// itself, or into a list of facts it takes later.
+trait Learn {
+    /// Takes one fact.
+    fn fact(&mut self, fact: Fact, value: &str);
+
+    /// Reads every string of one event the privacy stage redacts: a log can put anything
+    /// anywhere.
+    fn read_event(&mut self, e: &Event) {
+        if let Some(t) = &e.timestamp {
+            self.read_text(t);
+        }
+        match &e.kind {
+            EventKind::Prompt { text } | EventKind::Assistant { text } => self.read_text(text),
+            EventKind::Thinking { text: Some(t) } | EventKind::Compaction { summary: Some(t) } => {
+                self.read_text(t)
+            }
+            EventKind::Failure(failure) => {
+                if let Some(id) = &failure.call_id {
+                    self.read_text(id);
+                }
+            }
+            EventKind::ToolCall(call) => {
+                for s in [&call.call_id, &call.name]
+                    .into_iter()
+                    .chain(&call.agent_id)
+                    .chain(&call.command)
+                    .chain(&call.paths)
+                    .chain(&call.label)
+                    .chain(call.todos.iter().map(|t| &t.text))
+                {
+                    self.read_text(s);
+                }
+                json_strings(&call.input, &mut |s| self.read_text(s));
+                if let Some(r) = &call.result {
+                    for s in [&r.output].into_iter().chain(&r.patch).chain(&r.timestamp) {
+                        self.read_text(s);
+                    }
+                    if let Some(c) = &call.command {
+                        self.read_command(c, &r.output);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Adds what one text states: `git config` output, commit author lines, `gh auth
+    /// status`, shell prompts, `uname -a`, ssh key comments, `/etc/passwd` and `id` lines.
+    fn read_text(&mut self, text: &str) {
+        let found = triggers(text);
+        if !found.contains(&true) {
+            return;
+        }
+        // A terminal's colours would hide a prompt from the patterns.
+        let cleaned;
+        let text = if text.contains('\x1b') {
+            cleaned = super::clean::Clean { keep_images: true }
+                .redact(text)
+                .into_owned();
+            cleaned.as_str()
+        } else {
+            text
+        };
+        // Text a tool printed as JSON holds its lines as `\n` escapes.
+        let unescaped;
+        let text = if text.contains("\\n") {
+            unescaped = text
+                .replace("\\n", "\n")
+                .replace("\\t", "\t")
+                .replace("\\\"", "\"")
+                .replace("\\\\", "\\");
+            unescaped.as_str()
+        } else {
+            text
+        };
+        let has = |t: Trigger| found[t as usize];
+        if has(Trigger::GitUser) {
+            for c in GIT_CONFIG_LIST.captures_iter(text) {
+                match &c["key"].to_ascii_lowercase()[..] {
+                    "name" => self.fact(Fact::Name, c["value"].trim()),
+                    _ => self.fact(Fact::Email, c["value"].trim()),
+                }
+            }
+        }
+        if has(Trigger::GitSection) {
+            self.read_gitconfig(text);
+        }
+        if has(Trigger::Trailer) {
+            for c in TRAILER.captures_iter(text) {
+                if !is_service_signer(&c["name"], &c["mail"]) {
+                    self.fact(Fact::Name, c["name"].trim());
+                    self.fact(Fact::Email, c["mail"].trim());
+                }
+            }
+        }
+        if has(Trigger::Gh) {
+            for c in GH_ACCOUNT.captures_iter(text) {
+                self.fact(Fact::User, &c["user"]);
+            }
+        }
+        if has(Trigger::At) {
+            // The prompt regex (and its compiling) only where a line can hold a prompt.
+            let prompts = may_hold_prompt(text).then(|| PROMPT.captures_iter(text));
+            for c in prompts
+                .into_iter()
+                .flatten()
+                .chain(SSH_KEY.captures_iter(text))
+            {
+                let (user, host) = (&c["user"], &c["host"]);
+                // `alice@example.com # …` is an address, not a prompt; an ssh key's comment
+                // can be an address too.
+                if local_host(host) {
+                    self.fact(Fact::User, user);
+                    self.fact(Fact::Host, host);
+                } else {
+                    self.fact(Fact::Email, &format!("{user}@{host}"));
+                }
+            }
+        }
+        if has(Trigger::Kernel) {
+            for c in UNAME.captures_iter(text) {
+                self.fact(Fact::Host, &c["host"]);
+            }
+        }
+        if has(Trigger::Colon) && may_hold_passwd_line(text) {
+            for c in PASSWD.captures_iter(text) {
+                if human_uid(&c["uid"]) {
+                    self.fact(Fact::User, &c["user"]);
+                    self.fact(Fact::Name, gecos_name(&c["gecos"]));
+                    self.fact(Fact::Home, &c["home"]);
+                }
+            }
+        }
+        if has(Trigger::Uid) {
+            for c in ID_USER.captures_iter(text) {
+                if human_uid(&c["uid"]) {
+                    self.fact(Fact::User, &c["user"]);
+                }
+            }
+        }
+        if has(Trigger::Hostname) {
+            for c in STATIC_HOSTNAME.captures_iter(text) {
+                self.fact(Fact::Host, &c["host"]);
+            }
+        }
+        if has(Trigger::Whoami) {
+            for c in WHOAMI_TEXT.captures_iter(text) {
+                self.fact(Fact::Host, &c["host"]);
+                self.fact(Fact::User, &c["user"]);
+            }
+        }
+    }
+
+    /// Adds what a command that asks for identity printed: `hostname`, `whoami`, `id -un`,
+    /// `git config user.name`, `echo $HOME`, … (several joined by `&&` or `;` print one line
+    /// each).
+    fn read_command(&mut self, command: &str, output: &str) {
+        let asks: Vec<Ask> = command
+            .split("&&")
+            .flat_map(|c| c.split(';'))
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(ask_of)
+            .collect();
+        if asks.is_empty() || asks.contains(&Ask::Other) {
+            return;
+        }
+        let lines: Vec<&str> = output
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        for (ask, line) in asks.iter().zip(lines) {
+            match ask {
+                Ask::Host => self.fact(Fact::Host, line),
+                Ask::User => self.fact(Fact::User, line),
+                Ask::Whoami => match line.split_once('\\') {
+                    Some((host, user)) => {
+                        self.fact(Fact::Host, host);
+                        self.fact(Fact::User, user);
+                    }
+                    None => self.fact(Fact::User, line),
+                },
+                Ask::Name => self.fact(Fact::Name, line),
+                Ask::Email => self.fact(Fact::Email, line),
+                Ask::Home => self.fact(Fact::Home, line),
+                Ask::Shortlog => {}
+                Ask::Other => {}
+            }
+        }
+        if asks.contains(&Ask::Shortlog) {
+            for c in SHORTLOG.captures_iter(output) {
+                self.fact(Fact::Name, c["name"].trim());
+            }
+        }
+    }
+
+    /// `[user]` name and email of a git config file's text.
+    fn read_gitconfig(&mut self, text: &str) {
+        let mut in_user = false;
+        for line in text.lines() {
+            let l = line.trim();
+            if l.starts_with('[') {
+                in_user = l.eq_ignore_ascii_case("[user]");
+                continue;
+            }
+            if !in_user {
+                continue;
+            }
+            if let Some((k, v)) = l.split_once('=') {
+                let v = v.trim().trim_matches('"');
+                match k.trim().to_ascii_lowercase().as_str() {
+                    "name" => self.fact(Fact::Name, v),
+                    "email" => self.fact(Fact::Email, v),
+                    _ => {}
+                }
+            }
+        }
     }
 }
 
@@ -1632,10 +1704,10 @@ mod tests {
     #[test]
     fn commands_that_ask_for_identity_teach_it() {
         let mut id = Identity::default();
-        id.learn_command("whoami && hostname", "henry\nhenrys-box\n");
-        id.learn_command("git config user.email", "h@henry.dev\n");
-        id.learn_command("git config --get user.name", "Henry Ford\n");
-        id.learn_command("ls", "henrys-other-box\n");
+        id.read_command("whoami && hostname", "henry\nhenrys-box\n");
+        id.read_command("git config user.email", "h@henry.dev\n");
+        id.read_command("git config --get user.name", "Henry Ford\n");
+        id.read_command("ls", "henrys-other-box\n");
         assert_eq!(id.users, ["henry"]);
         assert_eq!(id.hosts, ["henrys-box"]);
         assert_eq!(id.names, ["Henry Ford"]);
