@@ -10,9 +10,17 @@ fn main() {
         panic!("cargo sets OUT_DIR for build scripts");
     };
     let rules = ["secrets", "upstream"].map(|n| (format!("rules/{n}.yaml"), format!("{n}.json")));
-    // The names `src/adapters/builtin.rs` lists.
-    let adapters = ["claude-code", "codex", "gemini-cli", "opencode"]
-        .map(|n| (format!("adapters/{n}.yaml"), format!("adapter-{n}.json")));
+    // Every adapter file (`src/adapters/builtin.rs` names the ones built in).
+    println!("cargo::rerun-if-changed=adapters");
+    let mut adapters: Vec<(String, String)> = std::fs::read_dir("adapters")
+        .unwrap_or_else(|e| panic!("reading adapters/: {e}"))
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().into_string().ok()?;
+            let stem = name.strip_suffix(".yaml")?.to_owned();
+            Some((format!("adapters/{name}"), format!("adapter-{stem}.json")))
+        })
+        .collect();
+    adapters.sort();
     for (source, target) in rules.iter().chain(&adapters) {
         println!("cargo::rerun-if-changed={source}");
         let text =

@@ -1,42 +1,25 @@
 //! The built-in adapters, embedded in the binary from `adapters/*.yaml`.
 
-/// (file name, YAML text) of every built-in adapter, in detection order.
-pub(crate) const BUILTIN: &[(&str, &str)] = &[
-    (
-        "claude-code.yaml",
-        include_str!("../../adapters/claude-code.yaml"),
-    ),
-    ("codex.yaml", include_str!("../../adapters/codex.yaml")),
-    (
-        "gemini-cli.yaml",
-        include_str!("../../adapters/gemini-cli.yaml"),
-    ),
-    (
-        "opencode.yaml",
-        include_str!("../../adapters/opencode.yaml"),
-    ),
-];
+/// The built-in adapters, named once: each one's YAML file and the JSON `build.rs` writes of
+/// it (`build.rs` converts every file in `adapters/`).
+macro_rules! builtin_adapters {
+    ($($name:literal),* $(,)?) => {
+        /// (file name, YAML text) of every built-in adapter, in detection order.
+        pub(crate) const BUILTIN: &[(&str, &str)] = &[$((
+            concat!($name, ".yaml"),
+            include_str!(concat!("../../adapters/", $name, ".yaml")),
+        )),*];
 
-/// (file name, JSON text) of every built-in adapter, as `build.rs` converts [`BUILTIN`]'s
-/// files, in the same order: what a run reads (a test checks that each reads as its YAML does).
-pub(crate) const BUILTIN_JSON: &[(&str, &str)] = &[
-    (
-        "claude-code.yaml",
-        include_str!(concat!(env!("OUT_DIR"), "/adapter-claude-code.json")),
-    ),
-    (
-        "codex.yaml",
-        include_str!(concat!(env!("OUT_DIR"), "/adapter-codex.json")),
-    ),
-    (
-        "gemini-cli.yaml",
-        include_str!(concat!(env!("OUT_DIR"), "/adapter-gemini-cli.json")),
-    ),
-    (
-        "opencode.yaml",
-        include_str!(concat!(env!("OUT_DIR"), "/adapter-opencode.json")),
-    ),
-];
+        /// (file name, JSON text) of every built-in adapter, in [`BUILTIN`]'s order: what a
+        /// run reads (a test checks that each reads as its YAML does).
+        pub(crate) const BUILTIN_JSON: &[(&str, &str)] = &[$((
+            concat!($name, ".yaml"),
+            include_str!(concat!(env!("OUT_DIR"), "/adapter-", $name, ".json")),
+        )),*];
+    };
+}
+
+builtin_adapters!["claude-code", "codex", "gemini-cli", "opencode"];
 
 /// (file name, text) of each built-in harness's demo session, in that harness's own format
 /// (`examples/tool-outcomes/<adapter>.<ext>`): one per adapter above, in the same order, each

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::de::{RawAdapter, RawTable};
-use super::{AdapterError, is_table_name};
+use super::{AdapterError, split_tables};
 
 /// Reads one adapter document written as JSON, as [`super::yaml::read`] reads its YAML.
 pub(super) fn read(
@@ -23,21 +23,8 @@ pub(super) fn read(
             message: "the document must be a mapping".to_owned(),
         });
     };
-    let mut fixed = serde_json::Map::new();
-    let mut raw_tables = BTreeMap::new();
-    for (name, value) in map {
-        if is_table_name(&name) {
-            let table: RawTable =
-                serde_json::from_value(value).map_err(|e| AdapterError::Invalid {
-                    file: file.to_owned(),
-                    field: name.clone(),
-                    message: format!("not a table: {e}"),
-                })?;
-            raw_tables.insert(name, table);
-        } else {
-            fixed.insert(name, value);
-        }
-    }
-    let raw: RawAdapter = serde_json::from_value(Value::Object(fixed)).map_err(syntax)?;
+    let (fixed, raw_tables) = split_tables(file, map, |k| k.as_str(), serde_json::from_value)?;
+    let raw: RawAdapter =
+        serde_json::from_value(Value::Object(fixed.into_iter().collect())).map_err(syntax)?;
     Ok((raw, raw_tables))
 }

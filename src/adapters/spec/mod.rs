@@ -648,6 +648,36 @@ impl AdapterSpec {
     }
 }
 
+/// The fixed entries of a document, in order, and its named tables by name.
+type Split<K, V> = (Vec<(K, V)>, BTreeMap<String, de::RawTable>);
+
+/// A document's top-level entries, in order, with its named tables (the `*_map` keys other
+/// than `event_map`) set apart and read by `table`: the YAML and JSON readers' one split. The
+/// rest is the fixed schema.
+fn split_tables<K, V, E: std::fmt::Display>(
+    file: &str,
+    entries: impl IntoIterator<Item = (K, V)>,
+    name: impl Fn(&K) -> &str,
+    table: impl Fn(V) -> Result<de::RawTable, E>,
+) -> Result<Split<K, V>, AdapterError> {
+    let mut fixed = Vec::new();
+    let mut tables = BTreeMap::new();
+    for (key, value) in entries {
+        let key_name = name(&key).to_owned();
+        if is_table_name(&key_name) {
+            let read = table(value).map_err(|e| AdapterError::Invalid {
+                file: file.to_owned(),
+                field: key_name.clone(),
+                message: format!("not a table: {e}"),
+            })?;
+            tables.insert(key_name, read);
+        } else {
+            fixed.push((key, value));
+        }
+    }
+    Ok((fixed, tables))
+}
+
 /// Whether a top-level key names a translation table: `^(?!event_map$)[a-z][a-z0-9_]*_map$`.
 pub fn is_table_name(name: &str) -> bool {
     let Some(stem) = name.strip_suffix("_map") else {

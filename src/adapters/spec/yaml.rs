@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::de::{RawAdapter, RawTable};
-use super::{AdapterError, is_table_name};
+use super::{AdapterError, split_tables};
 
 /// Reads one adapter document: the fixed schema (checked with `deny_unknown_fields`) and the
 /// top-level `*_map` keys other than `event_map`, which are named tables.
@@ -23,30 +23,17 @@ pub(super) fn read(
             message: "the document must be a mapping".to_owned(),
         });
     };
-    // Top-level `*_map` keys (other than `event_map`) are named tables; the rest is the
-    // fixed schema, checked with deny_unknown_fields.
-    let mut fixed = serde_yaml_ng::Mapping::new();
-    let mut raw_tables = BTreeMap::new();
-    for (key, value) in map {
-        let name = key.as_str().unwrap_or_default().to_owned();
-        if is_table_name(&name) {
-            let table: RawTable =
-                serde_yaml_ng::from_value(value).map_err(|e| AdapterError::Invalid {
-                    file: file.to_owned(),
-                    field: name.clone(),
-                    message: format!("not a table: {e}"),
-                })?;
-            raw_tables.insert(name, table);
-        } else {
-            fixed.insert(key, value);
-        }
-    }
+    let (fixed, raw_tables) = split_tables(
+        file,
+        map,
+        |k| k.as_str().unwrap_or_default(),
+        serde_yaml_ng::from_value,
+    )?;
     let raw: RawAdapter =
-        serde_yaml_ng::from_value(serde_yaml_ng::Value::Mapping(fixed)).map_err(|e| {
-            AdapterError::Syntax {
+        serde_yaml_ng::from_value(serde_yaml_ng::Value::Mapping(fixed.into_iter().collect()))
+            .map_err(|e| AdapterError::Syntax {
                 file: file.to_owned(),
                 message: e.to_string(),
-            }
-        })?;
+            })?;
     Ok((raw, raw_tables))
 }
