@@ -5,11 +5,13 @@
 
 mod haystack;
 mod keywords;
+mod required;
 
 use haystack::Haystack;
 use keywords::Keywords;
 use regex::Regex;
 use regex_automata::{Input, meta};
+use required::dialect;
 use serde::Deserialize;
 use std::ops::Range;
 use std::sync::{LazyLock, OnceLock};
@@ -153,7 +155,7 @@ impl Rule {
 
     /// Why the pattern (or its anchor, or its `key_not`) does not compile, if it does not.
     pub fn compile_error(&self) -> Option<String> {
-        if let Err(e) = compile_as_written(&ascii_word_boundaries(&self.spec.pattern)) {
+        if let Err(e) = compile_as_written(&dialect(&self.spec.pattern)) {
             return Some(e);
         }
         if let Some(Err(e)) = self.spec.key_not.as_deref().map(Regex::new) {
@@ -174,7 +176,7 @@ impl Rule {
 
     fn parsed(&self) -> &Parsed {
         self.parsed.get_or_init(|| {
-            let Ok(hir) = regex_syntax::parse(&ascii_word_boundaries(&self.spec.pattern)) else {
+            let Ok(hir) = regex_syntax::parse(&dialect(&self.spec.pattern)) else {
                 return Parsed {
                     shortest: 0,
                     longest: None,
@@ -254,8 +256,8 @@ impl Rule {
         let Some(anchor) = &self.spec.anchor else {
             return Err("no anchor".to_owned());
         };
-        let pattern = ascii_word_boundaries(&self.spec.pattern);
-        let anchor = ascii_word_boundaries(anchor);
+        let pattern = dialect(&self.spec.pattern);
+        let anchor = dialect(anchor);
         let anchor_hir = regex_syntax::parse(&anchor).map_err(|e| e.to_string())?;
         let parsed = self.parsed();
         let longest = |max: Option<usize>, pattern: &str| {
@@ -297,7 +299,7 @@ impl Rule {
             return Ok(Compiled { re, mapped: true });
         }
         Ok(Compiled {
-            re: compile_as_written(&ascii_word_boundaries(&self.spec.pattern))?,
+            re: compile_as_written(&dialect(&self.spec.pattern))?,
             mapped: false,
         })
     }
@@ -375,42 +377,6 @@ fn compile_as_written(pattern: &str) -> Result<meta::Regex, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The pattern in the `regex` crate's dialect: PCRE-style `(?# comment)` groups, which
-/// upstream rule sets use, are dropped, and every `\b` and `\B` is made ASCII-only (a Unicode
-/// word boundary makes the regex engine fall back to its slowest path on non-ASCII text, and
-/// secrets are ASCII).
-fn ascii_word_boundaries(pattern: &str) -> String {
-    let mut out = String::with_capacity(pattern.len() + 16);
-    let mut chars = pattern.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '(' && chars.clone().take(2).eq(['?', '#']) {
-            for skipped in chars.by_ref() {
-                if skipped == ')' {
-                    break;
-                }
-            }
-            continue;
-        }
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some(b @ ('b' | 'B')) => {
-                out.push_str("(?-u:\\");
-                out.push(b);
-                out.push(')');
-            }
-            Some(next) => {
-                out.push(c);
-                out.push(next);
-            }
-            None => out.push(c),
-        }
-    }
-    out
-}
-
 /// For a rule written without keywords or an anchor: the strings one of which every match of
 /// its pattern starts with, when there are few and none is shorter than two bytes, to select
 /// it as keywords do (none: the rule runs over every text, as written). The pattern's own
@@ -418,7 +384,7 @@ fn ascii_word_boundaries(pattern: &str) -> String {
 /// kin for an AWS key id, `ghu_` and `ghs_` for a GitHub app token.
 fn prefixes(pattern: &str) -> Vec<String> {
     use regex_syntax::hir::literal::{ExtractKind, Extractor};
-    let Ok(hir) = regex_syntax::parse(&ascii_word_boundaries(pattern)) else {
+    let Ok(hir) = regex_syntax::parse(&dialect(pattern)) else {
         return Vec::new();
     };
     let seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
@@ -462,6 +428,11 @@ pub struct Engine {
     keywords: Option<Keywords>,
     /// Rules without keywords: they always run.
     always: Vec<usize>,
+    /// The slots of the sets of strings each rule's pattern requires (see [`Table`]).
+    required: Vec<Vec<usize>>,
+    /// The slots in all: the rules' own, one per required set, and last the slot the
+    /// characters `(?i)` matches as ASCII letters set ([`required::FOLD_PARTNERS`]).
+    slots: usize,
 }
 
 /// The rule files as `build.rs` converts them to JSON, tracebook's own first.
@@ -469,6 +440,10 @@ const BUILT: [&str; 2] = [
     include_str!(concat!(env!("OUT_DIR"), "/secrets.json")),
     include_str!(concat!(env!("OUT_DIR"), "/upstream.json")),
 ];
+
+/// The sets of strings each built-in rule's pattern requires ([`required::required`]), in the
+/// rules' order, as `build.rs` works them out.
+const BUILT_REQUIRED: &str = include_str!(concat!(env!("OUT_DIR"), "/required.json"));
 
 /// The built-in rules, read from their JSON form.
 fn builtin_specs() -> Vec<RuleSpec> {
@@ -483,14 +458,39 @@ fn builtin_specs() -> Vec<RuleSpec> {
     specs
 }
 
-/// The keywords of `specs` (lower case, each once), the rules each selects, and the rules
-/// without keywords, which always run.
-fn keyword_table(specs: &[RuleSpec]) -> (Vec<String>, Vec<Vec<usize>>, Vec<usize>) {
-    let mut words: Vec<String> = Vec::new();
-    let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+/// What selects each rule: the words the keyword pass looks for (lower case, each once), the
+/// slots each word sets (a rule's own slot is its index, for its keywords; slot `specs.len() +
+/// g` is the `g`th set of strings its pattern requires; the last slot is set by
+/// [`required::FOLD_PARTNERS`]), the rules without keywords, which every text selects, and the
+/// slots of each rule's required sets.
+struct Table {
+    words: Vec<String>,
+    slots_of: Vec<Vec<usize>>,
+    always: Vec<usize>,
+    required: Vec<Vec<usize>>,
+}
+
+fn keyword_table(specs: &[RuleSpec], required: &[Vec<Vec<String>>]) -> Table {
+    let mut table = Table {
+        words: Vec::new(),
+        slots_of: Vec::new(),
+        always: Vec::new(),
+        required: vec![Vec::new(); specs.len()],
+    };
     let mut index: std::collections::HashMap<String, usize, foldhash::fast::RandomState> =
         Default::default();
-    let mut always = Vec::new();
+    let mut add = |table: &mut Table, word: &str, slot: usize| {
+        let word = word.to_ascii_lowercase();
+        match index.get(&word) {
+            Some(&w) => table.slots_of[w].push(slot),
+            None => {
+                index.insert(word.clone(), table.words.len());
+                table.words.push(word);
+                table.slots_of.push(vec![slot]);
+            }
+        }
+    };
+    let mut next_slot = specs.len();
     for (i, spec) in specs.iter().enumerate() {
         let derived;
         let keywords = if spec.keywords.is_empty() && spec.anchor.is_none() {
@@ -500,25 +500,47 @@ fn keyword_table(specs: &[RuleSpec]) -> (Vec<String>, Vec<Vec<usize>>, Vec<usize
             &spec.keywords
         };
         if keywords.is_empty() {
-            always.push(i);
+            table.always.push(i);
         }
         for k in keywords {
-            let k = k.to_ascii_lowercase();
-            match index.get(&k) {
-                Some(&p) => keyword_rules[p].push(i),
-                None => {
-                    index.insert(k.clone(), words.len());
-                    words.push(k);
-                    keyword_rules.push(vec![i]);
-                }
+            add(&mut table, k, i);
+        }
+        // A set adds nothing when each keyword holds one of its strings: a text that holds a
+        // keyword then holds the set.
+        for set in required.get(i).into_iter().flatten() {
+            let implied = !keywords.is_empty()
+                && keywords.iter().all(|k| {
+                    let k = k.to_ascii_lowercase();
+                    set.iter().any(|s| k.contains(s.as_str()))
+                });
+            if implied || set.is_empty() {
+                continue;
             }
+            for word in set {
+                add(&mut table, word, next_slot);
+            }
+            table.required[i].push(next_slot);
+            next_slot += 1;
         }
     }
-    (words, keyword_rules, always)
+    // The sets leave out the two characters `(?i)` matches as ASCII letters: a text holding
+    // one is read as if it held every set.
+    for c in required::FOLD_PARTNERS {
+        add(&mut table, c.encode_utf8(&mut [0u8; 4]), next_slot);
+    }
+    table
 }
 
 /// The built-in engine.
-pub static ENGINE: LazyLock<Engine> = LazyLock::new(|| Engine::new(builtin_specs()));
+pub static ENGINE: LazyLock<Engine> =
+    LazyLock::new(|| Engine::with_required(builtin_specs(), builtin_required()));
+
+/// The sets of strings the built-in rules' patterns require, in the rules' order. Fixed at
+/// build time; a test checks that they are the sets the patterns require. Without them every
+/// rule a keyword selects runs, as if its text held each set.
+fn builtin_required() -> Vec<Vec<Vec<String>>> {
+    serde_json::from_str(BUILT_REQUIRED).unwrap_or_default()
+}
 
 /// Parses a rule file (for tests and tools that check rule files).
 pub fn parse(text: &str) -> Result<Vec<RuleSpec>, String> {
@@ -536,8 +558,19 @@ pub fn builtin_files() -> [(&'static str, &'static str); 2] {
 impl Engine {
     /// Builds the prefilter for a list of rules.
     pub fn new(specs: Vec<RuleSpec>) -> Self {
-        let (words, keyword_rules, always) = keyword_table(&specs);
-        let keywords = Keywords::new(&words, &keyword_rules);
+        let required = specs
+            .iter()
+            .map(|s| required::required(&s.pattern))
+            .collect();
+        Self::with_required(specs, required)
+    }
+
+    /// Builds the prefilter for a list of rules and the sets of strings their patterns
+    /// require (`required[i]` for `specs[i]`).
+    fn with_required(specs: Vec<RuleSpec>, required: Vec<Vec<Vec<String>>>) -> Self {
+        let table = keyword_table(&specs, &required);
+        let keywords = Keywords::new(&table.words, &table.slots_of);
+        let slots = specs.len() + table.required.iter().map(Vec::len).sum::<usize>() + 1;
         let rules = specs
             .into_iter()
             .map(|spec| Rule::new(spec, true))
@@ -545,7 +578,9 @@ impl Engine {
         Self {
             rules,
             keywords,
-            always,
+            always: table.always,
+            required: table.required,
+            slots,
         }
     }
 
@@ -569,24 +604,30 @@ impl Engine {
         &self.rules
     }
 
-    /// Rules whose keywords occur in `text`, plus the rules that always run, in rule order.
+    /// Rules whose keywords occur in `text`, plus the rules that always run, that find a
+    /// string of each set their patterns require in it, in rule order.
     fn selected(&self, text: &str) -> Vec<usize> {
         let Some(keywords) = &self.keywords else {
             return self.always.clone();
         };
-        let mut on = vec![0u64; self.rules.len().div_ceil(64)];
-        if !keywords.select(text.as_bytes(), &mut on) {
-            return self.always.clone();
-        }
+        let mut on = vec![0u64; self.slots.div_ceil(64)];
+        keywords.select(text.as_bytes(), &mut on);
         for &i in &self.always {
             on[i / 64] |= 1 << (i % 64);
         }
+        let is_on = |slot: usize| on[slot / 64] & (1 << (slot % 64)) != 0;
+        let folds = is_on(self.slots - 1);
         let mut out = Vec::new();
-        for (w, &word) in on.iter().enumerate() {
+        for (w, &word) in on.iter().enumerate().take(self.rules.len().div_ceil(64)) {
             let mut rest = word;
             while rest != 0 {
-                out.push(w * 64 + rest.trailing_zeros() as usize);
+                let i = w * 64 + rest.trailing_zeros() as usize;
                 rest &= rest - 1;
+                if i < self.rules.len()
+                    && (folds || self.required[i].iter().all(|&slot| is_on(slot)))
+                {
+                    out.push(i);
+                }
             }
         }
         out
@@ -1239,6 +1280,110 @@ mod prefix_tests {
                     })
                     .collect();
                 proptest::prop_assert_eq!(engine.find(&text, false), merge(engine.find_rule(0, &text)));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod required_tests {
+    use super::*;
+
+    /// The built-in rules without the sets of strings their patterns require: every rule a
+    /// keyword selects reads the text.
+    static UNGATED: LazyLock<Engine> =
+        LazyLock::new(|| Engine::with_required(builtin_specs(), Vec::new()));
+
+    fn id(engine: &Engine, id: &str) -> usize {
+        engine
+            .rules()
+            .iter()
+            .position(|r| r.spec.id == id)
+            .unwrap_or_else(|| panic!("no rule {id}"))
+    }
+
+    #[test]
+    fn the_built_sets_are_those_the_patterns_require() {
+        let built = builtin_required();
+        let specs = builtin_specs();
+        assert_eq!(built.len(), specs.len());
+        for (sets, spec) in built.iter().zip(&specs) {
+            assert_eq!(sets, &required::required(&spec.pattern), "{}", spec.id);
+        }
+        let gated = ENGINE.required.iter().filter(|r| !r.is_empty()).count();
+        assert!(gated > 100, "{gated} rules read a set");
+    }
+
+    #[test]
+    fn a_rule_a_common_word_selects_reads_a_text_only_with_what_its_pattern_requires() {
+        let i = id(&ENGINE, "mattermost-access-token");
+        let with = "mattermost_token = 'abcdefghijklmnopqrstuvwxyz'";
+        let without = "the access token was refreshed, see the auth key docs";
+        assert!(ENGINE.selected(with).contains(&i));
+        assert!(!ENGINE.selected(without).contains(&i));
+        assert!(UNGATED.selected(without).contains(&i));
+        // ASCII case is ignored, as for keywords.
+        assert!(ENGINE.selected(&with.to_uppercase()).contains(&i));
+    }
+
+    #[test]
+    fn a_name_spelt_with_a_letter_that_folds_to_ascii_is_still_read() {
+        let i = id(&ENGINE, "mattermost-access-token");
+        let text = "matterMOſT_TOKEN = 'abcdefghijklmnopqrstuvwxyz'";
+        assert!(ENGINE.selected(text).contains(&i));
+        assert!(!ENGINE.find(text, false).is_empty());
+        assert_eq!(ENGINE.find(text, false), UNGATED.find(text, false));
+        // The Kelvin sign as the `k` of a set's string.
+        let text = "mm_ta\u{212a}en mattermost_access = 'abcdefghijklmnopqrstuvwxyz'";
+        assert_eq!(ENGINE.find(text, false), UNGATED.find(text, false));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// Texts of several rules' examples, whole, in capitals, with letters swapped for
+        /// non-ASCII ones or with a piece cut out, among the words that select rules: the sets
+        /// leave out no secret the rules find without them.
+        #[test]
+        fn the_sets_leave_out_nothing_the_rules_find(
+            pieces in proptest::collection::vec((0usize..100_000, 0usize..12, 0u64..u64::MAX), 1..12),
+        ) {
+            let rules = ENGINE.rules();
+            let text: String = pieces
+                .iter()
+                .map(|&(r, kind, seed)| {
+                    let spec = &rules[r % rules.len()].spec;
+                    let ex = spec.examples.get(seed as usize % spec.examples.len().max(1));
+                    let ex = ex.map_or("", String::as_str);
+                    let cut = |ex: &str| {
+                        let at = seed as usize % ex.len().max(1);
+                        let len = (seed >> 32) as usize % 6;
+                        let mut out = ex.to_owned();
+                        if let Some(end) = (at + len..=ex.len()).find(|&e| ex.is_char_boundary(e))
+                            && ex.is_char_boundary(at)
+                        {
+                            out.replace_range(at..end, "");
+                        }
+                        out
+                    };
+                    match kind {
+                        0..=2 => ex.to_owned(),
+                        3 => ex.to_uppercase(),
+                        4 => cut(ex),
+                        5 => spec.keywords.join(" "),
+                        6 => format!("{} = ", spec.keywords.first().map_or("", String::as_str)),
+                        7 => "\u{17f}".to_owned(),
+                        8 => "\n".to_owned(),
+                        _ => " ".to_owned(),
+                    }
+                })
+                .collect();
+            for shape_only in [false, true] {
+                proptest::prop_assert_eq!(
+                    ENGINE.find(&text, shape_only),
+                    UNGATED.find(&text, shape_only),
+                    "{:?}",
+                    text
+                );
             }
         }
     }

@@ -280,13 +280,15 @@ mod tests {
             engine.keywords.is_some(),
             "the built-in keywords' table builds"
         );
-        let (words, rules_of, _) = super::super::keyword_table(
+        let table = super::super::keyword_table(
             &engine
                 .rules()
                 .iter()
                 .map(|r| r.spec.clone())
                 .collect::<Vec<_>>(),
+            &super::super::builtin_required(),
         );
+        let (words, rules_of) = (table.words, table.slots_of);
         let mut texts: Vec<String> = Vec::new();
         for r in engine.rules() {
             texts.extend(r.spec.examples.iter().cloned());
