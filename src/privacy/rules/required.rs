@@ -88,18 +88,25 @@ fn usable(set: &[Vec<u8>]) -> bool {
 }
 
 /// The longer a set's shortest string, and the fewer its strings, the fewer texts hold one.
-fn score(set: &[String]) -> (usize, std::cmp::Reverse<usize>) {
-    let shortest = set.iter().map(String::len).min().unwrap_or(0);
+fn score<S: AsRef<[u8]>>(set: &[S]) -> (usize, std::cmp::Reverse<usize>) {
+    let shortest = set.iter().map(|s| s.as_ref().len()).min().unwrap_or(0);
     (shortest, std::cmp::Reverse(set.len()))
+}
+
+/// The best of `sets` worth reading, if one is.
+fn best(sets: Vec<Vec<Vec<u8>>>) -> Option<Vec<Vec<u8>>> {
+    sets.into_iter()
+        .filter(|s| usable(s))
+        .max_by_key(|s| score(s))
 }
 
 /// Adds to `sets` sets of strings every match of `hir` holds one of each of. A part whose
 /// matches are few strings is one set; a concatenation's match holds a match of each part, and
-/// the parts side by side whose matches are few strings match their strings joined; a
-/// repetition of at least one holds its part's; an alternation's match holds one branch's, so
-/// one of the strings of one set of each branch.
+/// the parts side by side whose matches are few strings match their strings joined (the best
+/// run of them is kept); a repetition of at least one holds its part's; an alternation's match
+/// holds one branch's, so one of the strings of one set of each branch.
 fn collect(hir: &Hir, sets: &mut Vec<Vec<Vec<u8>>>) {
-    if let Some(words) = language(hir) {
+    if let Some(words) = language(hir).filter(|w| usable(w)) {
         sets.push(words);
         return;
     }
@@ -107,38 +114,33 @@ fn collect(hir: &Hir, sets: &mut Vec<Vec<Vec<u8>>>) {
         HirKind::Capture(c) => collect(&c.sub, sets),
         HirKind::Repetition(r) if r.min >= 1 => collect(&r.sub, sets),
         HirKind::Concat(parts) => {
-            let mut run: Option<Vec<Vec<u8>>> = None;
+            let mut run: Vec<Vec<Vec<u8>>> = Vec::new();
             for part in parts {
-                let Some(words) = language(part) else {
-                    sets.extend(run.take());
-                    collect(part, sets);
-                    continue;
-                };
-                run = Some(match run.take() {
-                    None => words,
-                    Some(before) => match joined(&before, &words) {
-                        Some(both) => both,
-                        None => {
-                            sets.push(before);
-                            words
+                match language(part) {
+                    Some(words) => {
+                        // Too many strings alone, its own parts may still require some.
+                        if !usable(&words) {
+                            collect(part, sets);
                         }
-                    },
-                });
+                        run.push(words);
+                    }
+                    None => {
+                        sets.extend(best_run(&std::mem::take(&mut run)));
+                        collect(part, sets);
+                    }
+                }
             }
-            sets.extend(run);
+            sets.extend(best_run(&run));
         }
         HirKind::Alternation(branches) => {
             let mut union = Vec::new();
             for branch in branches {
                 let mut of_branch = Vec::new();
                 collect(branch, &mut of_branch);
-                let Some(best) = of_branch.into_iter().filter(|s| usable(s)).max_by_key(|s| {
-                    let shortest = s.iter().map(Vec::len).min().unwrap_or(0);
-                    (shortest, std::cmp::Reverse(s.len()))
-                }) else {
+                let Some(set) = best(of_branch) else {
                     return;
                 };
-                union.extend(best);
+                union.extend(set);
             }
             union.sort();
             union.dedup();
@@ -146,6 +148,23 @@ fn collect(hir: &Hir, sets: &mut Vec<Vec<Vec<u8>>>) {
         }
         _ => {}
     }
+}
+
+/// The best set the parts side by side of some stretch of `run` match, each part's strings
+/// given: their strings joined.
+fn best_run(run: &[Vec<Vec<u8>>]) -> Option<Vec<Vec<u8>>> {
+    let mut found = Vec::new();
+    for start in 0..run.len() {
+        let mut words = vec![Vec::new()];
+        for part in &run[start..] {
+            let Some(longer) = joined(&words, part) else {
+                break;
+            };
+            words = longer;
+            found.push(words.clone());
+        }
+    }
+    best(found)
 }
 
 /// Every string `hir` matches, ASCII letters in lower case, when they are few; in a text
@@ -281,6 +300,23 @@ mod tests {
         );
         // A branch that requires nothing long enough leaves the whole alternation without a set.
         assert!(sets(r"(?:ghp_[A-Za-z0-9]{36}|[A-Za-z0-9]{40})").is_empty());
+    }
+
+    #[test]
+    fn a_part_with_too_many_strings_still_requires_what_its_parts_do() {
+        // Optional quotes and `hub` make 25 strings; the names they surround are 5.
+        assert_eq!(
+            sets(
+                r#"(?i)(?:["']?(?:hub)?(?:access|api|notification(?:hub)?)key|sharedaccesskey)["']?\s*=\s*([a-z0-9]{40})"#
+            ),
+            [vec![
+                "accesskey",
+                "apikey",
+                "notificationhubkey",
+                "notificationkey",
+                "sharedaccesskey"
+            ]]
+        );
     }
 
     #[test]
