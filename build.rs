@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-#[allow(dead_code)]
 #[path = "src/privacy/rules/required.rs"]
 mod required;
 

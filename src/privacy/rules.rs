@@ -1051,24 +1051,23 @@ mod built_tests {
 }
 
 #[cfg(test)]
-mod mapping_tests {
-    use super::*;
+mod test_texts {
+    use super::Rule;
 
-    /// Every built-in rule twice: reading mapped text where its pattern allows it, and
-    /// reading the text as written.
-    static BOTH: LazyLock<(Engine, Engine)> = LazyLock::new(|| {
-        let specs: Vec<RuleSpec> = ENGINE.rules().iter().map(|r| r.spec.clone()).collect();
-        let mut written = Engine::new(specs.clone());
-        for rule in &mut written.rules {
-            rule.mapping = false;
-        }
-        (Engine::new(specs), written)
-    });
+    /// One of the examples of the rule `r` picks (modulo the rules' number), chosen by `seed`;
+    /// empty for a rule without one.
+    pub(super) fn example(rules: &[Rule], r: usize, seed: u64) -> &str {
+        let spec = &rules[r % rules.len()].spec;
+        let ex = spec
+            .examples
+            .get(seed as usize % spec.examples.len().max(1));
+        ex.map_or("", String::as_str)
+    }
 
     /// A text with some of its characters swapped for non-ASCII ones the rules' classes
     /// treat in every way: letters that fold to ASCII ones, other letters and digits, spaces
     /// and punctuation.
-    fn unicode(text: &str, mut seed: u64) -> String {
+    pub(super) fn unicode(text: &str, mut seed: u64) -> String {
         text.chars()
             .map(|c| {
                 seed = seed
@@ -1092,6 +1091,23 @@ mod mapping_tests {
             })
             .collect()
     }
+}
+
+#[cfg(test)]
+mod mapping_tests {
+    use super::test_texts::{example, unicode};
+    use super::*;
+
+    /// Every built-in rule twice: reading mapped text where its pattern allows it, and
+    /// reading the text as written.
+    static BOTH: LazyLock<(Engine, Engine)> = LazyLock::new(|| {
+        let specs: Vec<RuleSpec> = ENGINE.rules().iter().map(|r| r.spec.clone()).collect();
+        let mut written = Engine::new(specs.clone());
+        for rule in &mut written.rules {
+            rule.mapping = false;
+        }
+        (Engine::new(specs), written)
+    });
 
     /// Whether a rule's regex matches in `text` only where the text holds the bytes the
     /// rule's matches need, read as the rule reads it.
@@ -1194,9 +1210,7 @@ mod mapping_tests {
             let text: String = pieces
                 .iter()
                 .map(|&(r, kind, seed)| {
-                    let spec = &rules[r % rules.len()].spec;
-                    let ex = spec.examples.get(seed as usize % spec.examples.len().max(1));
-                    let ex = ex.map_or("", String::as_str);
+                    let ex = example(rules, r, seed);
                     match kind {
                         0..=3 => ex.to_owned(),
                         4..=8 => unicode(ex, seed),
@@ -1287,6 +1301,7 @@ mod prefix_tests {
 
 #[cfg(test)]
 mod required_tests {
+    use super::test_texts::{example, unicode};
     use super::*;
 
     /// The built-in rules without the sets of strings their patterns require: every rule a
@@ -1345,15 +1360,14 @@ mod required_tests {
         /// leave out no secret the rules find without them.
         #[test]
         fn the_sets_leave_out_nothing_the_rules_find(
-            pieces in proptest::collection::vec((0usize..100_000, 0usize..12, 0u64..u64::MAX), 1..12),
+            pieces in proptest::collection::vec((0usize..100_000, 0usize..13, 0u64..u64::MAX), 1..12),
         ) {
             let rules = ENGINE.rules();
             let text: String = pieces
                 .iter()
                 .map(|&(r, kind, seed)| {
                     let spec = &rules[r % rules.len()].spec;
-                    let ex = spec.examples.get(seed as usize % spec.examples.len().max(1));
-                    let ex = ex.map_or("", String::as_str);
+                    let ex = example(rules, r, seed);
                     let cut = |ex: &str| {
                         let at = seed as usize % ex.len().max(1);
                         let len = (seed >> 32) as usize % 6;
@@ -1371,8 +1385,9 @@ mod required_tests {
                         4 => cut(ex),
                         5 => spec.keywords.join(" "),
                         6 => format!("{} = ", spec.keywords.first().map_or("", String::as_str)),
-                        7 => "\u{17f}".to_owned(),
-                        8 => "\n".to_owned(),
+                        7 => unicode(ex, seed),
+                        8 => "\u{17f}".to_owned(),
+                        9 => "\n".to_owned(),
                         _ => " ".to_owned(),
                     }
                 })

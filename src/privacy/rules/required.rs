@@ -63,8 +63,8 @@ pub(crate) fn dialect(pattern: &str) -> String {
 }
 
 /// The sets of strings (lower case) every match of `pattern` holds one of each of, in a text
-/// without [`FOLD_PARTNERS`]: at most [`SETS`], the longest strings
-/// first. None for a pattern that does not parse.
+/// without [`FOLD_PARTNERS`]: at most [`SETS`], the longest strings first; none for a pattern
+/// that does not parse.
 pub(crate) fn required(pattern: &str) -> Vec<Vec<String>> {
     let Ok(hir) = regex_syntax::parse(&dialect(pattern)) else {
         return Vec::new();
