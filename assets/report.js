@@ -1,7 +1,7 @@
 // tracebook notebook behaviour. Everything reads with JavaScript off; this script adds the
 // reader's time zone, deep-link opening, search, filters, the theme switch, copy-link buttons,
-// j/k navigation, expand-all for printing, and decoding of the turns a large page stores
-// compressed. It never loads anything.
+// j/k navigation, expand-all for printing, code colouring, and decoding of the turns a large
+// page stores compressed. It never loads anything.
 (function () {
   "use strict";
   var doc = document, root = doc.documentElement;
@@ -108,6 +108,7 @@
     var lazy = all("ol.steps.lazy", t.content);
     at[0].parentNode.insertBefore(t.content, at[0]);
     searchPlaced(id, nodes);
+    nodes.forEach(colourSoon);
     if (spy) placedTurns.forEach(function (s) { spy.observe(s); });
     if (watcher) lazy.forEach(function (s) { watcher.observe(s); });
     at.forEach(function (h) {
@@ -346,6 +347,111 @@
     if (navigator.clipboard && navigator.clipboard.writeText) {
       navigator.clipboard.writeText(text).then(done, done);
     } else { done(); }
+  }
+
+  // Colouring: code the page marks (`data-lang`, or `data-diff` for the code of a diff) is
+  // coloured in token classes by the vendored Prism grammars, in page order, a few blocks per
+  // task; a stored block's code once it is placed. Only spans are added around runs of the
+  // text, which itself never changes; a diff's signs and headers and a file's line-number
+  // gutter are not code and stay plain. Without JavaScript, or without the grammars, the code
+  // reads plain.
+  var TOKEN_CLASS = {
+    comment: "hc", prolog: "hc", doctype: "hc", cdata: "hc", shebang: "hc",
+    string: "hs", char: "hs", "template-string": "hs", "attr-value": "hs", regex: "hs", url: "hs",
+    keyword: "hk", tag: "hk", important: "hk", atrule: "hk", selector: "hk", directive: "hk",
+    number: "hn", boolean: "hn", constant: "hn", symbol: "hn", entity: "hn", "null": "hn",
+    "function": "hf", "attr-name": "hf", property: "hf", "function-definition": "hf",
+    "class-name": "ht", builtin: "ht", namespace: "ht", "maybe-class-name": "ht"
+  };
+  var GUTTERS = { tab: /^ *\d+\t/, arrow: /^ *\d+\u2192/, pipe: /^ *\d+\| /, colon: /^ *\d+: / };
+  var MARKED = "code[data-lang], code[data-diff]", toColour = [], colouring = false;
+  function tokenClass(token) {
+    var c = TOKEN_CLASS[token.type];
+    if (c) return c;
+    var alias = [].concat(token.alias || []);
+    for (var i = 0; i < alias.length; i++) if (TOKEN_CLASS[alias[i]]) return TOKEN_CLASS[alias[i]];
+    return null;
+  }
+  function colourSoon(scope) {
+    if (!window.Prism) return;
+    if (scope.matches && scope.matches(MARKED)) toColour.push(scope);
+    if (scope.querySelectorAll) toColour.push.apply(toColour, all(MARKED, scope));
+    if (!colouring && toColour.length) { colouring = true; setTimeout(colourSome, 0); }
+  }
+  // Blocks in turn until 8 ms have gone, then the rest in a later task.
+  function colourSome(budget) {
+    var until = performance.now() + (budget || 8);
+    while (toColour.length && performance.now() < until) {
+      // A grammar that fails on some text leaves that block plain, the rest coloured.
+      try { colourOne(toColour.shift()); } catch (e) { /* stays plain */ }
+    }
+    if (toColour.length) setTimeout(colourSome, 0); else colouring = false;
+  }
+  function colourOne(el) {
+    if (el.__coloured || !el.isConnected) return;
+    el.__coloured = true;
+    var diff = el.hasAttribute("data-diff"), lang = el.getAttribute(diff ? "data-diff" : "data-lang");
+    var grammar = window.Prism.languages[lang];
+    if (!grammar) return;
+    // The code as the grammar reads it: the text, with what is not code (a diff's headers and
+    // signs, a gutter) turned into spaces of the same length, so offsets stay the text's.
+    var nodes = [], code = "";
+    (function walk(e, plain) {
+      for (var c = e.firstChild; c; c = c.nextSibling) {
+        if (c.nodeType === 3) {
+          nodes.push([c, code.length, plain]);
+          code += plain ? c.nodeValue.replace(/[^\n]/g, " ") : c.nodeValue;
+        } else if (c.nodeType === 1) {
+          walk(c, plain || (diff && (c.classList.contains("file") || c.classList.contains("hunk"))));
+        }
+      }
+    })(el, false);
+    var gutter = GUTTERS[el.getAttribute("data-gutter")], keep = [];
+    if (diff || gutter) {
+      var lines = code.split("\n"), at = 0;
+      code = lines.map(function (line) {
+        var n = diff ? (line.codePointAt(0) > 0xffff ? 2 : Math.min(1, line.length)) : ((gutter.exec(line) || [""])[0].length);
+        if (n) keep.push([at, at + n]);
+        at += line.length + 1;
+        return " ".repeat(n) + line.slice(n);
+      }).join("\n");
+    }
+    // Each position's class, innermost token first; what is not code has none.
+    var cls = new Array(code.length), pos = 0;
+    (function spread(tokens, outer) {
+      tokens.forEach(function (t) {
+        if (typeof t === "string") {
+          if (outer) for (var i = 0; i < t.length; i++) cls[pos + i] = outer;
+          pos += t.length;
+        } else {
+          var c = tokenClass(t) || outer;
+          if (typeof t.content === "string") {
+            if (c) for (var j = 0; j < t.content.length; j++) cls[pos + j] = c;
+            pos += t.content.length;
+          } else spread([].concat(t.content), c);
+        }
+      });
+    })(window.Prism.tokenize(code, grammar), null);
+    keep.forEach(function (k) { for (var i = k[0]; i < k[1]; i++) cls[i] = null; });
+    nodes.forEach(function (n) {
+      var node = n[0], start = n[1], text = node.nodeValue;
+      if (n[2] || !node.parentNode) return;
+      var frag = doc.createDocumentFragment(), from = 0, any = false;
+      for (var i = 1; i <= text.length; i++) {
+        var c = cls[start + from];
+        if (i < text.length && cls[start + i] === c) continue;
+        var piece = doc.createTextNode(text.slice(from, i));
+        if (c) {
+          var span = doc.createElement("span");
+          span.className = c;
+          span.appendChild(piece);
+          frag.appendChild(span);
+          any = true;
+        } else frag.appendChild(piece);
+        from = i;
+      }
+      if (any) node.parentNode.replaceChild(frag, node);
+    });
   }
 
   // Search: marks every match in the notebook, opens the fold holding the current one. The
@@ -674,6 +780,7 @@
 
   function init() {
     collectStored();
+    colourSoon(doc);
     // The embedded report is for tools that read the file; the page has no use for it.
     var data = $("tracebook-report");
     if (data) data.parentNode.removeChild(data);
@@ -798,6 +905,8 @@
     var reopen = [], cuts = [];
     window.addEventListener("beforeprint", function () {
       placeAll();
+      // What is not coloured yet is, within a second and a half; paper gets the rest plain.
+      if (toColour.length) colourSome(1500);
       // A call's arguments and the rest of a long output stay closed: paper gets their heads.
       // Reasoning stays folded, as on screen, and so does a call that worked, unless it
       // edited a file: paper holds what failed and what changed.

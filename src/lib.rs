@@ -21,8 +21,8 @@
 //!    records both in the report.
 //! 6. [`render`]: [`notebook(Report, Storage) -> Notebook`](render::notebook), in the view the
 //!    report records: askama templates, inlined CSS and JS, a CSP that forbids every network
-//!    load. Code, commands and diffs are coloured by [`render::highlight`] at render time,
-//!    within size caps.
+//!    load. Code, commands and diffs are marked with their language by [`render::highlight`],
+//!    within size caps, and coloured by the page's script in the reader's browser.
 //!
 //! # Invariants
 //! - A tool call's status is `ok`, `error` or `unknown`; absence of evidence is `unknown`.

@@ -391,7 +391,6 @@ fn render_all(args: &RenderArgs, set: &AdapterSet, sel: &TurnSelection) -> anyho
                     Some("tracebook failed on this session (a bug: please report it)".to_owned()),
                 )
             });
-            render::highlight::forget_seen();
             bar.inc(1);
             let entry = ManifestEntry {
                 harness: f.harness.clone(),

@@ -14,7 +14,18 @@ pub(super) const DECODER: &str = concat!(
     include_str!("../../assets/vendor/fzstd.js")
 );
 
-pub(super) static CSP: LazyLock<String> = LazyLock::new(|| csp_for(&[DECODER, JS], CSS));
+/// Prism 1.30.0 (MIT, `assets/vendor/prism.LICENSE`): the grammars the page colours code
+/// with, about 70 KB, carried by a page that holds code marked for colouring
+/// (`highlight.rs`). Told before it loads to colour nothing by itself: the page's script
+/// asks it for tokens and builds their spans.
+pub(super) const HIGHLIGHTER: &str = concat!(
+    "/*! Prism 1.30.0 (c) 2012 Lea Verou, MIT License */\n",
+    "window.Prism = { manual: true, disableWorkerMessageHandler: true };\n",
+    include_str!("../../assets/vendor/prism.js")
+);
+
+pub(super) static CSP: LazyLock<String> =
+    LazyLock::new(|| csp_for(&[DECODER, HIGHLIGHTER, JS], CSS));
 
 /// The Content-Security-Policy of a page whose only scripts and style are `js` and `css`,
 /// allowed by hash; every network load is forbidden.

@@ -1,5 +1,5 @@
 //! The askama filters the page's templates call: text a template shows of a value, and the
-//! highlighted or sanitized HTML of a text (given the page's [`Highlighter`]).
+//! sanitized HTML of a text, or its escaped HTML marked for colouring.
 
 // `askama::filter_fn` gives each filter's argument struct `pub` setters, which this private
 // module cannot reach.
@@ -7,7 +7,7 @@
 
 use askama::Values;
 
-use super::highlight::{self, Highlighter, Language};
+use super::highlight::{self, Language};
 use super::markdown;
 use super::safe::SafeHtml;
 use super::words::{self, duration as spoken_duration, human_size, plural, when as read_when};
@@ -15,31 +15,23 @@ use crate::report::glance;
 use crate::report::model::{StepView, ToolCallView, TurnView};
 use crate::report::row::first_line;
 
-/// Markdown as sanitized HTML, its fenced code highlighted.
+/// Markdown as sanitized HTML, its fenced code marked for colouring.
 #[askama::filter_fn]
-pub(super) fn md(text: &str, _: &dyn Values, hl: &Highlighter) -> askama::Result<SafeHtml> {
-    Ok(markdown::render_with(text, hl))
+pub(super) fn md(text: &str, _: &dyn Values) -> askama::Result<SafeHtml> {
+    Ok(markdown::render(text))
 }
 
-/// A shell command, highlighted as shell.
+/// A shell command, marked for colouring as shell.
 #[askama::filter_fn]
-pub(super) fn shell(cmd: &str, _: &dyn Values, hl: &Highlighter) -> askama::Result<SafeHtml> {
-    Ok(match Language::shell().and_then(|l| hl.code(cmd, l)) {
-        Some(h) => SafeHtml::from(&*h),
-        None => highlight::plain_html(cmd),
-    })
+pub(super) fn shell(cmd: &str, _: &dyn Values) -> askama::Result<SafeHtml> {
+    Ok(highlight::code(cmd, Some(Language::shell())))
 }
 
-/// A retained patch: line classes, and the code highlighted by the edited file's language.
+/// A retained patch: line classes, and its code marked in the edited file's language.
 #[askama::filter_fn]
-pub(super) fn patch(
-    patch: &str,
-    _: &dyn Values,
-    call: &ToolCallView,
-    hl: &Highlighter,
-) -> askama::Result<SafeHtml> {
+pub(super) fn patch(patch: &str, _: &dyn Values, call: &ToolCallView) -> askama::Result<SafeHtml> {
     let lang = call.paths.first().and_then(|p| Language::from_path(p));
-    Ok(SafeHtml::from(&*hl.diff(patch, lang)))
+    Ok(highlight::diff(patch, lang))
 }
 
 /// Bytes in B, KB or MB (1 KB = 1024 bytes).

@@ -1,12 +1,12 @@
 //! The one Markdown path: pulldown-cmark with fixed options, raw HTML turned into text, fenced
-//! code highlighted, then one ammonia allowlist. Its output is [`SafeHtml`].
+//! code marked for colouring, then one ammonia allowlist. Its output is [`SafeHtml`].
 
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd, html};
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
-use super::highlight::{self, Highlighter, Language};
+use super::highlight::{self, Language};
 use super::safe::SafeHtml;
 
 static SANITIZER: LazyLock<ammonia::Builder<'static>> = LazyLock::new(|| {
@@ -44,17 +44,13 @@ static SANITIZER: LazyLock<ammonia::Builder<'static>> = LazyLock::new(|| {
     ]
     .into_iter()
     .collect();
-    // Spans carry only the highlighter's token and diff-line classes.
-    let classes: HashSet<&str> = highlight::CLASSES
-        .iter()
-        .chain(highlight::DIFF_CLASSES)
-        .copied()
-        .collect();
+    // Spans carry only a diff's line classes.
+    let classes: HashSet<&str> = highlight::DIFF_CLASSES.iter().copied().collect();
     b.tags(tags)
         .url_schemes(["http", "https", "mailto"].into_iter().collect())
         .url_relative(ammonia::UrlRelative::Deny)
         .link_rel(Some("noopener noreferrer"))
-        .add_tag_attributes("code", ["class"])
+        .add_tag_attributes("code", ["class", "data-lang", "data-diff"])
         .add_tag_attributes("input", ["type", "checked", "disabled"])
         .add_tag_attributes("td", ["align"])
         .add_tag_attributes("th", ["align"])
@@ -64,14 +60,10 @@ static SANITIZER: LazyLock<ammonia::Builder<'static>> = LazyLock::new(|| {
 });
 
 /// Renders Markdown to sanitized HTML. Raw HTML in the source is shown as text.
+/// Fenced code blocks whose info string names a known language (or `diff`) are marked for
+/// the page to colour.
 pub fn render(markdown: &str) -> SafeHtml {
-    render_with(markdown, &Highlighter::new())
-}
-
-/// [`render`], highlighting fenced code blocks whose info string names a known language (or
-/// `diff`) with `hl`, which remembers texts it has already highlighted on the page.
-pub fn render_with(markdown: &str, hl: &Highlighter) -> SafeHtml {
-    let out = written(markdown, hl);
+    let out = written(markdown);
     match kept_whole(&out) {
         Some(Cow::Borrowed(_)) => SafeHtml::trusted(out),
         Some(Cow::Owned(kept)) => SafeHtml::trusted(kept),
@@ -80,7 +72,7 @@ pub fn render_with(markdown: &str, hl: &Highlighter) -> SafeHtml {
 }
 
 /// The Markdown writer's HTML for `markdown`, before the sanitizer.
-fn written(markdown: &str, hl: &Highlighter) -> String {
+fn written(markdown: &str) -> String {
     let mut opts = Options::empty();
     opts.insert(Options::ENABLE_TABLES);
     opts.insert(Options::ENABLE_STRIKETHROUGH);
@@ -104,15 +96,15 @@ fn written(markdown: &str, hl: &Highlighter) -> String {
         other => other,
     });
     let mut out = String::with_capacity(markdown.len() * 3 / 2);
-    html::push_html(&mut out, CodeBlocks { inner: parser, hl });
+    html::push_html(&mut out, CodeBlocks { inner: parser });
     out
 }
 
 /// What the sanitizer writes for `html`, found without parsing it into a tree, when `html` is
 /// markup the sanitizer keeps whole: only the allowlisted elements the Markdown writer makes
 /// for paragraphs, headings, lists, quotes, tables, code and emphasis, well nested, with the
-/// attributes the allowlist keeps (a list's start, a code block's language, the highlighter's
-/// classes), and text escaped as the sanitizer escapes it. The sanitizer then changes nothing
+/// attributes the allowlist keeps (a list's start, a code block's language or its colouring
+/// marker, a diff's line classes), and text escaped as the sanitizer escapes it. The sanitizer then changes nothing
 /// but the closing slash of `<br />` and `<hr />` and a table cell's alignment, which it drops.
 /// `None` for anything else (links, images, task lists, a character the parser would
 /// rewrite), which the sanitizer cleans.
@@ -224,7 +216,7 @@ fn is_container(element: &str) -> bool {
 }
 
 /// Whether the sanitizer keeps the attributes `attrs` (` name="value"`, as the Markdown writer
-/// and the highlighter write them) of element `name` as they are.
+/// and the code marker write them) of element `name` as they are.
 fn attributes_kept(name: &str, attrs: &str) -> bool {
     if attrs.is_empty() {
         return true;
@@ -260,9 +252,11 @@ fn attributes_kept(name: &str, attrs: &str) -> bool {
             }
             true
         }
-        ("span", ("class", v)) => v
-            .split(' ')
-            .all(|c| highlight::CLASSES.contains(&c) || highlight::DIFF_CLASSES.contains(&c)),
+        ("span", ("class", v)) => v.split(' ').all(|c| highlight::DIFF_CLASSES.contains(&c)),
+        // A grammar's name, as the code marker writes it.
+        ("code", ("data-lang" | "data-diff", v)) => {
+            !v.is_empty() && v.bytes().all(|b| b.is_ascii_lowercase())
+        }
         _ => false,
     }
 }
@@ -278,14 +272,13 @@ fn below_the_page(level: pulldown_cmark::HeadingLevel) -> pulldown_cmark::Headin
     }
 }
 
-/// Replaces each fenced code block in a known language by one HTML event holding the
-/// highlighter's escaped, span-classed text; other blocks pass through unchanged.
-struct CodeBlocks<'h, I> {
+/// Replaces each fenced code block in a known language (or a diff) by one HTML event holding
+/// its escaped text, marked for colouring; other blocks pass through unchanged.
+struct CodeBlocks<I> {
     inner: I,
-    hl: &'h Highlighter,
 }
 
-impl<'a, I: Iterator<Item = Event<'a>>> Iterator for CodeBlocks<'_, I> {
+impl<'a, I: Iterator<Item = Event<'a>>> Iterator for CodeBlocks<I> {
     type Item = Event<'a>;
 
     fn next(&mut self) -> Option<Event<'a>> {
@@ -309,18 +302,23 @@ impl<'a, I: Iterator<Item = Event<'a>>> Iterator for CodeBlocks<'_, I> {
             }
         }
         let body = if diff {
-            Some(self.hl.diff(&code, None))
+            highlight::diff(&code, None)
         } else {
-            lang.and_then(|l| self.hl.code(&code, l))
+            highlight::code(&code, lang)
         };
-        let mut html = String::from("<pre><code class=\"language-");
-        highlight::escape_into(&mut html, &token.replace('"', ""));
-        html.push_str("\">");
-        match body {
-            Some(h) => html.push_str(h.as_str()),
-            None => highlight::escape_into(&mut html, &code),
+        // Marked code is its own code element; code left plain (over the caps, or a diff of
+        // no known language) goes in one that keeps the fence's name.
+        let mut html = String::from("<pre>");
+        if body.as_str().starts_with("<code") {
+            html.push_str(body.as_str());
+        } else {
+            html.push_str("<code class=\"language-");
+            highlight::escape_into(&mut html, &token.replace('"', ""));
+            html.push_str("\">");
+            html.push_str(body.as_str());
+            html.push_str("</code>");
         }
-        html.push_str("</code></pre>\n");
+        html.push_str("</pre>\n");
         Some(Event::Html(CowStr::from(html)))
     }
 }
@@ -333,7 +331,10 @@ mod tests {
     fn renders_common_markdown() {
         let h = render("# T\n\n**b** `c`\n\n- x\n\n```rust\nfn a() {}\n```");
         assert!(h.as_str().contains("<strong>b</strong>"));
-        assert!(h.as_str().contains("<code class=\"language-rust\">"));
+        assert!(
+            h.as_str()
+                .contains("<pre><code data-lang=\"rust\">fn a() {}\n</code></pre>")
+        );
     }
 
     #[test]
@@ -346,14 +347,13 @@ mod tests {
     }
 
     #[test]
-    fn fenced_code_in_a_known_language_is_highlighted() {
-        let h = render("```python\ndef f():\n    return \"</span><script>alert(1)</script>\"\n```");
+    fn fenced_code_in_a_known_language_is_marked_for_colouring() {
+        let h = render("```py\ndef f():\n    return \"</span><script>alert(1)</script>\"\n```");
         let s = h.as_str();
         assert!(
-            s.starts_with("<pre><code class=\"language-python\"><span class=\"hk\">def </span>"),
+            s.starts_with("<pre><code data-lang=\"python\">def f():\n"),
             "{s}"
         );
-        assert!(s.contains("<span class=\"hs\">"), "{s}");
         assert!(!s.contains("<script"), "{s}");
         assert!(
             s.contains("&lt;/span&gt;&lt;script&gt;alert(1)&lt;/script&gt;"),
@@ -377,25 +377,32 @@ mod tests {
             render("```diff\n--- a/x.rs\n+++ b/x.rs\n@@ -1 +1 @@\n-let a = 1;\n+let a = 2;\n```");
         let s = h.as_str();
         assert!(s.contains("<span class=\"hunk\">@@ -1 +1 @@</span>"), "{s}");
+        assert!(s.starts_with("<pre><code data-diff=\"rust\">"), "{s}");
+        assert!(s.contains("<span class=\"del\">-let a = 1;</span>"), "{s}");
+        assert!(s.contains("<span class=\"add\">+let a = 2;</span>"), "{s}");
+        // A diff of no known language keeps its line classes in the fence's code element.
+        let s = render("```diff\n@@ -1 +1 @@\n-a\n+b\n```").to_string();
         assert!(
-            s.contains("<span class=\"del\">-<span class=\"hk\">let</span>"),
+            s.starts_with("<pre><code class=\"language-diff\"><span class=\"hunk\">"),
             "{s}"
         );
-        assert!(s.contains("<span class=\"add\">+"), "{s}");
     }
 
     #[test]
-    fn spans_keep_only_the_highlighter_classes() {
+    fn spans_keep_only_the_diff_line_classes() {
         let s = SANITIZER
-            .clean("<span class=\"hk evil\" style=\"color:red\" onclick=\"x()\">a</span><span class=\"add\">b</span>")
+            .clean("<span class=\"add evil\" style=\"color:red\" onclick=\"x()\">a</span><span class=\"del\">b</span>")
             .to_string();
-        assert_eq!(s, "<span class=\"hk\">a</span><span class=\"add\">b</span>");
+        assert_eq!(
+            s,
+            "<span class=\"add\">a</span><span class=\"del\">b</span>"
+        );
     }
 
     /// `markdown` as the writer makes it, and whether the sanitizer's output was found
     /// without it, which must then be the sanitizer's output exactly.
     fn kept_as_sanitized(markdown: &str) -> bool {
-        let html = written(markdown, &Highlighter::new());
+        let html = written(markdown);
         let cleaned = SANITIZER.clean(&html).to_string();
         match kept_whole(&html) {
             Some(kept) => {

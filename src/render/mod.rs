@@ -27,7 +27,7 @@ use askama::Template;
 pub use crate::report::model::View;
 use crate::report::model::{Report, TurnView};
 use crate::report::select;
-use assets::{CSP, CSS, DECODER, JS};
+use assets::{CSP, CSS, DECODER, HIGHLIGHTER, JS};
 use embed::EmbeddedReport;
 pub use index::{IndexExtra, IndexRow, ParentLink, SearchTurn, index};
 use overview::overview;
@@ -38,8 +38,6 @@ pub use storage::{BLOCK_BYTES, INLINE_BYTES, Storage};
 use toc::{TocList, TocStored};
 use turns::{SubagentTemplate, TurnsTemplate};
 pub use words::human_size;
-
-use highlight::Highlighter;
 
 /// Room for what a page holds besides its turns, blocks and data: styles, script, the turn
 /// list and the strip (a long session's turn list is most of it).
@@ -173,8 +171,9 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
         .collect();
     let turns = std::mem::take(&mut report.turns);
     let mut data = EmbeddedReport::start(&report);
-    let hl = Highlighter::new();
-    let page = TurnsTemplate { hl: &hl };
+    let page = TurnsTemplate;
+    // Whether any turn holds code marked for colouring: the page then carries the grammars.
+    let mut marked = false;
     let mut layout = Layout::new(storage, scan);
     let window = WINDOW_PER_CORE * rayon::current_num_threads();
     let (mut first, mut windows) = (0, 0);
@@ -191,6 +190,7 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
         let (placed, ()) = rayon::join(
             || {
                 page.each_turn(&turns, first, &mut |i, turn, steps, html| {
+                    marked = marked || highlight::holds_marked(&html);
                     layout.place(&page, i, turn, steps, html)
                 })
             },
@@ -230,14 +230,14 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
     let data = data.finish();
     let mut unlinked = String::new();
     for sub in &report.unlinked_subagents {
-        unlinked.push_str(&SubagentTemplate { sub, hl: &hl }.render()?);
+        unlinked.push_str(&SubagentTemplate { sub }.render()?);
     }
-    // What the highlighter remembers is not needed past this point.
-    drop(hl);
+    marked = marked || highlight::holds_marked(&unlinked);
     // The markup around the turns is written once, with markers where the turns and the data
     // go: the turns' HTML, most of the page, stays the string it was rendered into and is
     // written as a piece of its own, never copied.
     let decoder = (!stored.html.is_empty()).then(|| SafeHtml::asset(DECODER));
+    let highlighter = marked.then(|| SafeHtml::asset(HIGHLIGHTER));
     let mut html = String::with_capacity(unlinked.len() + PAGE_EXTRA);
     PageTemplate {
         report: &report,
@@ -248,6 +248,7 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
         css: SafeHtml::asset(CSS),
         js: SafeHtml::asset(JS),
         decoder,
+        highlighter,
         turns: SafeHtml::rendered(TURNS_AT.to_owned()),
         unlinked: SafeHtml::rendered(unlinked),
         stored: SafeHtml::rendered(STORED_AT.to_owned()),

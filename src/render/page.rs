@@ -39,6 +39,8 @@ pub(super) struct PageTemplate<'a> {
     pub(super) js: SafeHtml,
     /// The stored blocks' decoder, when the page stores any.
     pub(super) decoder: Option<SafeHtml>,
+    /// The grammars the page colours code with, when it holds code marked for colouring.
+    pub(super) highlighter: Option<SafeHtml>,
     pub(super) turns: SafeHtml,
     pub(super) unlinked: SafeHtml,
     pub(super) stored: SafeHtml,

@@ -1,5 +1,5 @@
 //! [`SafeHtml`]: the only value templates write unescaped. Only this folder makes one: from
-//! sanitized Markdown, the highlighter's escaped text, the output of our own templates, and
+//! sanitized Markdown, escaped text marked for colouring, the output of our own templates, and
 //! our own compiled-in assets.
 
 use std::fmt;

@@ -95,7 +95,7 @@ impl Layout {
     /// Places turn number `i` (from 0), whose steps' HTML is `steps` bytes of its `html`.
     pub(super) fn place(
         &mut self,
-        page: &TurnsTemplate<'_>,
+        page: &TurnsTemplate,
         i: usize,
         turn: &TurnView,
         steps: usize,
@@ -122,7 +122,7 @@ impl Layout {
         let stub = (!first).then(|| StubTurn::of(turn, &html));
         let html = if !turn.steps.is_empty() && (first || steps > self.block) {
             // The steps get a block of their own and the turn a placeholder: both rendered
-            // again, with the answers the highlighter gave the first time.
+            // again.
             let id = self.blocks.next_id();
             let within = (!first).then(|| self.chunk.id.clone());
             let steps = page.steps_of(turn)?;

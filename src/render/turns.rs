@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use std::sync::LazyLock;
 
 use super::filters;
-use super::highlight::{self, Highlighted, Highlighter, Language};
+use super::highlight::{self, Language};
 use super::safe::SafeHtml;
 use super::words::plural;
 use crate::report::model::{OutcomeView, StepView, SubagentView, ToolCallView, TurnView};
@@ -53,16 +53,12 @@ fn clean_terminal(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// Renders the turns of a page or of a subagent.
-pub(super) struct TurnsTemplate<'a> {
-    /// Shared by the whole page, so a text is highlighted once.
-    pub(super) hl: &'a Highlighter,
-}
+pub(super) struct TurnsTemplate;
 
 /// One turn, its steps already rendered (inline, or a placeholder for a stored block).
 #[derive(Template)]
 #[template(path = "partials/turn.html")]
 struct TurnTemplate<'a> {
-    hl: &'a Highlighter,
     turn: &'a TurnView,
     steps: SafeHtml,
 }
@@ -71,7 +67,6 @@ struct TurnTemplate<'a> {
 #[derive(Template)]
 #[template(path = "partials/steps.html")]
 struct StepsTemplate<'a> {
-    hl: &'a Highlighter,
     turn: &'a TurnView,
 }
 
@@ -79,16 +74,11 @@ struct StepsTemplate<'a> {
 #[template(path = "partials/subagent.html")]
 pub(super) struct SubagentTemplate<'a> {
     pub(super) sub: &'a SubagentView,
-    pub(super) hl: &'a Highlighter,
 }
 
 impl SubagentTemplate<'_> {
     fn turns_html(&self) -> SafeHtml {
-        SafeHtml::rendered(
-            TurnsTemplate { hl: self.hl }
-                .inline(&self.sub.turns)
-                .unwrap_or_default(),
-        )
+        SafeHtml::rendered(TurnsTemplate.inline(&self.sub.turns).unwrap_or_default())
     }
 }
 
@@ -107,7 +97,8 @@ struct Thought<'a> {
     timestamp: Option<&'a str>,
 }
 
-/// Tool output split for display: escaped, and highlighted where its language is known.
+/// Tool output split for display: escaped, and marked for colouring where its language is
+/// known.
 struct Output {
     head: SafeHtml,
     rest: SafeHtml,
@@ -123,7 +114,7 @@ pub(super) struct Verdict {
     pub(super) href: Option<String>,
 }
 
-impl TurnsTemplate<'_> {
+impl TurnsTemplate {
     /// Every turn as HTML (a subagent's turns sit inside their parent's steps, which are
     /// inline or stored as a whole).
     fn inline(&self, turns: &[TurnView]) -> askama::Result<String> {
@@ -135,72 +126,19 @@ impl TurnsTemplate<'_> {
         Ok(out)
     }
 
-    /// Renders `turns` (numbered from `first`) and hands each to `place` in order, with its
-    /// number, the length of its steps' HTML and its HTML, on every core.
-    ///
-    /// Until the page's highlighting budget is spent, which texts are coloured depends on page
-    /// order. Each turn is then rendered with a highlighter ahead of the page's and settled in
-    /// order; the first turn the budget does not cover as assumed is rendered again in place,
-    /// and so is every turn after it (once the budget is spent, order no longer matters).
-    /// Turns within a turn ahead (a subagent's) are rendered one at a time, in order.
+    /// Renders `turns` (numbered from `first`) on every core and hands each to `place` in
+    /// order, with its number, the length of its steps' HTML and its HTML.
     pub(super) fn each_turn(
         &self,
         turns: &[TurnView],
         first: usize,
         place: &mut dyn FnMut(usize, &TurnView, usize, String) -> askama::Result<()>,
     ) -> askama::Result<()> {
-        let mut next = 0;
-        // As many turns at a time as the budget left is likely to cover, at what the turns
-        // so far took from it (at least two per core): the turns past the one the budget runs
-        // out in are rendered for nothing.
-        // On one thread nothing is gained by rendering ahead, and a turn the budget does not
-        // cover would be rendered twice.
-        let threads = rayon::current_num_threads();
-        let fewest = 2 * threads;
-        let left_at_first = self.hl.left();
-        'ahead: while threads > 1
-            && !self.hl.is_spent()
-            && !self.hl.is_ahead()
-            && next < turns.len()
-        {
-            let taken = left_at_first.saturating_sub(self.hl.left());
-            let likely = match (next, taken) {
-                (0, _) => fewest,
-                (_, 0) => turns.len(),
-                (n, t) => self.hl.left() / t.div_ceil(n),
-            };
-            let some = &turns[next..turns.len().min(next + likely.max(fewest))];
-            let ahead: Vec<(Highlighter, askama::Result<(usize, String)>)> = some
-                .par_iter()
-                .map(|turn| {
-                    let hl = self.hl.ahead();
-                    let rendered = TurnsTemplate { hl: &hl }.rendered(turn);
-                    (hl, rendered)
-                })
-                .collect();
-            for (turn, (hl, rendered)) in some.iter().zip(ahead) {
-                if !self.hl.settle(hl) {
-                    break 'ahead;
-                }
-                let (steps, html) = rendered?;
-                place(first + next, turn, steps, html)?;
-                next += 1;
-            }
-        }
-        while let Some(turn) = turns.get(next)
-            && !self.hl.is_spent()
-        {
-            let (steps, html) = self.rendered(turn)?;
-            place(first + next, turn, steps, html)?;
-            next += 1;
-        }
-        let rest = &turns[next..];
         let rendered: Vec<askama::Result<(usize, String)>> =
-            rest.par_iter().map(|turn| self.rendered(turn)).collect();
-        for (turn, r) in rest.iter().zip(rendered) {
+            turns.par_iter().map(|turn| self.rendered(turn)).collect();
+        for (i, (turn, r)) in turns.iter().zip(rendered).enumerate() {
             let (steps, html) = r?;
-            place(first + next, turn, steps, html)?;
-            next += 1;
+            place(first + i, turn, steps, html)?;
         }
         Ok(())
     }
@@ -217,7 +155,7 @@ impl TurnsTemplate<'_> {
         if turn.steps.is_empty() {
             return Ok(String::new());
         }
-        StepsTemplate { hl: self.hl, turn }.render()
+        StepsTemplate { turn }.render()
     }
 
     pub(super) fn turn_html(&self, turn: &TurnView, steps: String) -> askama::Result<String> {
@@ -226,7 +164,6 @@ impl TurnsTemplate<'_> {
             + turn.response.as_ref().map_or(0, |r| r.text.len());
         let mut html = String::with_capacity(steps.len() + texts + texts / 4 + TURN_MARKUP);
         TurnTemplate {
-            hl: self.hl,
             turn,
             steps: SafeHtml::rendered(steps),
         }
@@ -263,11 +200,7 @@ impl StepsTemplate<'_> {
     }
 
     fn subagent_html(&self, sub: &SubagentView) -> SafeHtml {
-        SafeHtml::rendered(
-            SubagentTemplate { sub, hl: self.hl }
-                .render()
-                .unwrap_or_default(),
-        )
+        SafeHtml::rendered(SubagentTemplate { sub }.render().unwrap_or_default())
     }
 
     /// The group's calls that are not ok, by status: `[("error", 2), ("unknown", 1)]`.
@@ -304,19 +237,9 @@ impl StepsTemplate<'_> {
             }
             _ => None,
         };
-        // Split only between lines, where every token span is closed. A file is highlighted
-        // where it is shown first, its head; the rest behind the fold stays plain, so the
-        // page's highlighting budget colours the heads of many files rather than a few whole.
-        let highlighted: Option<std::sync::Arc<Highlighted>> = lang
-            .filter(|_| !head.is_empty() && (rest.is_empty() || head.ends_with('\n')))
-            .and_then(|l| self.hl.numbered(head, l, call.gutter));
-        let (head_html, rest_html) = match highlighted {
-            Some(h) => (
-                SafeHtml::trusted(h.as_str().to_owned()),
-                highlight::plain_html(rest),
-            ),
-            None => (highlight::plain_html(head), highlight::plain_html(rest)),
-        };
+        // The rest behind the fold is marked too: the page colours it once it is opened.
+        let head_html = highlight::numbered(head, lang, call.gutter);
+        let rest_html = highlight::numbered(rest, lang, call.gutter);
         Output {
             head: head_html,
             rest: rest_html,

@@ -369,20 +369,28 @@ fn search_counts_matches_and_opens_the_fold_that_holds_one() -> anyhow::Result<(
 
 #[test]
 fn highlighted_code_shows_coloured_tokens_and_search_matches_across_them() -> anyhow::Result<()> {
-    // The sample reads `src/cart.py`: its output is highlighted as Python, the `→` gutter
-    // Claude Code writes before each line left plain.
+    // The sample reads `src/cart.py`: the page colours its output as Python, the `→` gutter
+    // Claude Code writes before each line left plain, a few blocks per task after load.
     let Some(page) = open(&render(&sample())?, "", 1280, 900, true)? else {
         return Ok(());
     };
+    let coloured = page.eval_async(
+        "new Promise(done => { const t0 = performance.now(); (function wait() {
+           if (document.querySelector('#notebook pre.output .hk') || performance.now() - t0 > 5000) done(true);
+           else setTimeout(wait, 20); })(); })",
+    )?;
+    assert_eq!(coloured, true);
     let state = page.eval(
         "(() => { const k = document.querySelector('#notebook pre.output .hk');
+           const gutter = k && [...k.closest('pre').querySelectorAll('span')].some(s => /\\d/.test(s.textContent) && !/[a-z]/.test(s.textContent));
            const pre = k && k.closest('pre');
            return { keyword: k ? k.textContent.trim() : null,
                     colour: k ? getComputedStyle(k).color : null,
                     plain: pre ? getComputedStyle(pre).color : null,
-                    text: pre ? pre.textContent : null }; })()",
+                    text: pre ? pre.textContent : null, gutter }; })()",
     )?;
     assert_eq!(state["keyword"], "def", "{state}");
+    assert_eq!(state["gutter"], false, "a line number is coloured: {state}");
     assert_ne!(state["colour"], state["plain"], "{state}");
     // Highlighting wraps the text without changing it.
     assert_eq!(
