@@ -10,6 +10,8 @@
 //! spans, so copying and searching it is unchanged. Work in the browser is bounded too: text
 //! over [`MAX_BYTES`], or with a line over [`MAX_LINE_BYTES`], is not marked.
 
+use std::collections::BTreeSet;
+
 use super::safe::SafeHtml;
 use crate::report::model::ReadGutter;
 
@@ -192,9 +194,20 @@ fn gutter_name(gutter: ReadGutter) -> Option<&'static str> {
     }
 }
 
-/// Whether rendered HTML holds code marked for colouring (text can't: its `<` is escaped).
-pub fn holds_marked(html: &str) -> bool {
-    memchr::memmem::find(html.as_bytes(), b"<code data-").is_some()
+/// Adds the languages of the code marked for colouring in rendered HTML to `used` (text
+/// cannot hold a marker: its `<` is escaped).
+pub fn languages_in(html: &str, used: &mut BTreeSet<&'static str>) {
+    for at in memchr::memmem::find_iter(html.as_bytes(), b"<code data-") {
+        let rest = &html[at + "<code data-".len()..];
+        let value = rest
+            .strip_prefix("lang=\"")
+            .or_else(|| rest.strip_prefix("diff=\""))
+            .and_then(|v| v.split_once('"'))
+            .map(|(v, _)| v);
+        if let Some((grammar, _)) = value.and_then(|v| GRAMMARS.iter().find(|(g, _)| *g == v)) {
+            used.insert(grammar);
+        }
+    }
 }
 
 /// How a diff line is shown.
@@ -384,14 +397,17 @@ mod tests {
         assert_eq!(name(Language::from_name("sh")), Some("bash"));
     }
 
-    /// Every grammar the table names is one the page's script defines.
+    /// Every language is a grammar the page can carry, which defines it.
     #[test]
-    fn every_language_is_a_grammar_of_the_page_script() {
-        let script = super::super::assets::HIGHLIGHTER;
+    fn every_language_is_a_grammar_the_page_can_carry() {
         for (grammar, _) in GRAMMARS {
+            let source = super::super::assets::GRAMMARS
+                .iter()
+                .find(|(n, _, _)| n == grammar)
+                .map(|(_, _, s)| *s);
             assert!(
-                script.contains(&format!("languages.{grammar}=")),
-                "{grammar} is not defined by the page's highlighter"
+                source.is_some_and(|s| s.contains(&format!("languages.{grammar}="))),
+                "{grammar} is not a grammar the page can carry"
             );
         }
     }

@@ -27,7 +27,7 @@ use askama::Template;
 pub use crate::report::model::View;
 use crate::report::model::{Report, TurnView};
 use crate::report::select;
-use assets::{CSP, CSS, DECODER, HIGHLIGHTER, JS};
+use assets::{CSS, DECODER, JS};
 use embed::EmbeddedReport;
 pub use index::{IndexExtra, IndexRow, ParentLink, SearchTurn, index};
 use overview::overview;
@@ -172,8 +172,8 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
     let turns = std::mem::take(&mut report.turns);
     let mut data = EmbeddedReport::start(&report);
     let page = TurnsTemplate;
-    // Whether any turn holds code marked for colouring: the page then carries the grammars.
-    let mut marked = false;
+    // The languages of the code marked for colouring: the page carries their grammars.
+    let mut languages = std::collections::BTreeSet::new();
     let mut layout = Layout::new(storage, scan);
     let window = WINDOW_PER_CORE * rayon::current_num_threads();
     let (mut first, mut windows) = (0, 0);
@@ -190,7 +190,7 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
         let (placed, ()) = rayon::join(
             || {
                 page.each_turn(&turns, first, &mut |i, turn, steps, html| {
-                    marked = marked || highlight::holds_marked(&html);
+                    highlight::languages_in(&html, &mut languages);
                     layout.place(&page, i, turn, steps, html)
                 })
             },
@@ -232,23 +232,24 @@ fn page(mut report: Report, storage: Storage, scan: Scan) -> askama::Result<Note
     for sub in &report.unlinked_subagents {
         unlinked.push_str(&SubagentTemplate { sub }.render()?);
     }
-    marked = marked || highlight::holds_marked(&unlinked);
+    highlight::languages_in(&unlinked, &mut languages);
     // The markup around the turns is written once, with markers where the turns and the data
     // go: the turns' HTML, most of the page, stays the string it was rendered into and is
     // written as a piece of its own, never copied.
     let decoder = (!stored.html.is_empty()).then(|| SafeHtml::asset(DECODER));
-    let highlighter = marked.then(|| SafeHtml::asset(HIGHLIGHTER));
+    let highlighter = (!languages.is_empty()).then(|| assets::highlighter(&languages));
+    let csp = assets::csp(highlighter.as_deref());
     let mut html = String::with_capacity(unlinked.len() + PAGE_EXTRA);
     PageTemplate {
         report: &report,
         tool_version: &report.meta.tool_version,
         toc: SafeHtml::rendered(toc),
         toc_stored,
-        csp: SafeHtml::asset_text(&CSP),
+        csp: SafeHtml::asset_text(&csp),
         css: SafeHtml::asset(CSS),
         js: SafeHtml::asset(JS),
         decoder,
-        highlighter,
+        highlighter: highlighter.map(SafeHtml::assets),
         turns: SafeHtml::rendered(TURNS_AT.to_owned()),
         unlinked: SafeHtml::rendered(unlinked),
         stored: SafeHtml::rendered(STORED_AT.to_owned()),

@@ -25,6 +25,12 @@ impl SafeHtml {
         Self::trusted(text.to_owned())
     }
 
+    /// Several of our own compiled-in assets joined (the grammars a page needs), never
+    /// transcript content.
+    pub(super) fn assets(text: String) -> Self {
+        Self::trusted(text)
+    }
+
     /// Text we compose from our own constants (the CSP), never transcript content.
     pub(super) fn asset_text(text: &str) -> Self {
         Self::trusted(text.to_owned())
