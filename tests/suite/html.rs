@@ -434,3 +434,36 @@ fn the_header_gives_the_session_outcome_and_links_the_failed_turns() -> anyhow::
     }
     Ok(())
 }
+
+/// The grammars a page carries are our own script, allowed by hash: the last secret scan,
+/// which runs over the page's text, must find nothing in them, or it would change the script
+/// and the browser would refuse to run it. A page with code in every language carries them
+/// all.
+#[test]
+fn the_last_scan_leaves_every_grammar_the_page_carries_as_it_is() -> anyhow::Result<()> {
+    let mut report = report(&crate::sample())?;
+    let languages = "bash js ts jsx tsx py json yaml toml go rust c cpp cs java kotlin swift \
+                     ruby php lua sql css html dockerfile makefile ini";
+    let fences: String = languages
+        .split_whitespace()
+        .map(|lang| format!("\n\n```{lang}\nx = 1\n```\n"))
+        .collect();
+    let response = report
+        .turns
+        .iter_mut()
+        .find_map(|t| t.response.as_mut())
+        .expect("the sample has a response");
+    response.text.push_str(&fences);
+    let mut notebook = tracebook::render::notebook(
+        report,
+        tracebook::render::Storage::default(),
+        tracebook::privacy::secrets::backstop,
+    )?;
+    let before = notebook.html();
+    for grammar in ["languages.tsx=", "languages.kotlin=", "languages.makefile="] {
+        assert!(before.contains(grammar), "{grammar} not carried");
+    }
+    assert_eq!(notebook.final_scan(), 0);
+    assert!(notebook.html() == before, "the last scan changed the page");
+    Ok(())
+}
